@@ -1,0 +1,39 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+QMLTEST := $(VENV)/bin/qmltest
+MODEL ?= data/models/qcl-mnist01
+
+.PHONY: install demo test test-slow lint bench-engine zoo clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+install: $(PY)
+	$(PY) -m pip install --quiet -e '.[dev]'
+
+# The main job on the shipped default model and dataset.
+demo: install
+	$(QMLTEST) inspect $(MODEL)
+	$(QMLTEST) evaluate $(MODEL) --data mnist --split test --shots 1000 --seed 1
+
+test: install
+	$(PY) -m ruff check qmltest cli tests benchmarks
+	$(PY) -m pytest -q
+
+test-slow: install
+	$(PY) -m pytest -q -m slow
+
+lint: install
+	$(PY) -m ruff check qmltest cli tests benchmarks
+	$(PY) -m ruff format --check qmltest cli tests benchmarks
+
+bench-engine: install
+	$(PY) benchmarks/engine.py
+
+# Retrain every shipped model (minutes); the artifacts are committed under data/models/.
+zoo: install
+	$(PY) -m qmltest.zoo.build_all data/models
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

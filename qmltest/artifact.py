@@ -1,0 +1,198 @@
+"""The model artifact: `model.qasm` (OpenQASM 3, weights bound, features as inputs) + `model.json`.
+
+Loading checks the manifest's every field and the QASM3 hash; saving is atomic. A plain QASM3 file
+without a manifest loads too: all measured qubits are the readout, classes by parity (two
+classes), and what was inferred is listed in `Model.inferred`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from qmltest import ir as irmod
+from qmltest import qasm, readout
+from qmltest.data.preprocess import amplitude_states, preprocess
+from qmltest.errors import InputError
+from qmltest.report import write_text_atomic
+from qmltest.simulate import engine
+
+FORMAT_VERSION = 1
+QASM_NAME, MANIFEST_NAME = "model.qasm", "model.json"
+REQUIRED = ("format_version", "name", "num_qubits", "feature_names", "encoding", "preprocessing",
+            "readout", "classes", "layers", "qasm_sha256")
+
+
+@dataclass(frozen=True)
+class Model:
+    """A loaded model: QASM3 text, IR, manifest, and the helpers to encode and run inputs."""
+
+    qasm_text: str
+    ir: irmod.ModelIR
+    manifest: dict
+    source: str = "<memory>"
+    inferred: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def classes(self) -> list:
+        return list(self.manifest["classes"])
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.manifest["classes"])
+
+    @property
+    def readout_map(self) -> list[int]:
+        return list(self.manifest["readout"]["map"])
+
+    @property
+    def amplitude(self) -> bool:
+        return self.manifest["encoding"]["kind"] == "amplitude"
+
+    @property
+    def sha256(self) -> str:
+        return self.manifest["qasm_sha256"]
+
+    def job(self) -> engine.Circuit:
+        return engine.Circuit(irmod.unitary_part(self.ir), self.ir.measured, self.ir.inputs, self.amplitude)
+
+    def encode(self, raw: np.ndarray) -> np.ndarray:
+        """Raw dataset features -> engine input (angles (N, F) or states (N, 2^n))."""
+        x = preprocess(self.manifest["preprocessing"], raw)
+        if self.amplitude:
+            return amplitude_states(x, self.ir.num_qubits, float(self.manifest["encoding"].get("padding", 0.0)))
+        if x.shape[1] != len(self.ir.inputs):
+            raise InputError(f"wrong feature count: {self.source} expects {len(self.ir.inputs)} features, got {x.shape[1]}")
+        return x
+
+    def probabilities(self, raw: np.ndarray, backend: str = "numpy") -> np.ndarray:
+        return engine.probabilities(self.job(), self.encode(raw), backend)
+
+    def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
+        return readout.predict(probs_or_counts, self.readout_map, self.num_classes)
+
+    def with_ir(self, new_ir: irmod.ModelIR, **manifest_updates: object) -> Model:
+        """A new model from a transformed IR; the QASM3 text and hash are regenerated."""
+        text = qasm.dumps(irmod.to_circuit(new_ir))
+        manifest = dict(self.manifest, layers=new_ir.layer_table(), qasm_sha256=qasm.sha256(text), **manifest_updates)
+        return replace(self, qasm_text=text, ir=new_ir, manifest=manifest)
+
+
+def _fail(source: str, msg: str) -> InputError:
+    return InputError(f"{source}: {msg}")
+
+
+def validate_manifest(m: dict, source: str) -> None:
+    """Check every field; raise one InputError naming the first bad one."""
+    if not isinstance(m, dict):
+        raise _fail(source, "manifest must be a JSON object")
+    for key in REQUIRED:
+        if key not in m:
+            raise _fail(source, f"manifest field '{key}' is missing")
+    if m["format_version"] != FORMAT_VERSION:
+        raise _fail(source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})")
+    if not isinstance(m["num_qubits"], int) or m["num_qubits"] < 1:
+        raise _fail(source, "manifest 'num_qubits' must be a positive integer")
+    if not isinstance(m["feature_names"], list) or not all(isinstance(n, str) for n in m["feature_names"]):
+        raise _fail(source, "manifest 'feature_names' must be a list of strings")
+    enc = m["encoding"]
+    if not isinstance(enc, dict) or enc.get("kind") not in ("angle", "amplitude"):
+        raise _fail(source, "manifest 'encoding.kind' must be 'angle' or 'amplitude'")
+    if enc["kind"] == "amplitude" and m["feature_names"]:
+        raise _fail(source, "manifest 'feature_names' must be empty for amplitude encoding")
+    if not isinstance(m["preprocessing"], list) or not all(isinstance(s, dict) and "op" in s for s in m["preprocessing"]):
+        raise _fail(source, "manifest 'preprocessing' must be a list of steps with an 'op'")
+    classes = m["classes"]
+    if not isinstance(classes, list) or len(classes) < 2:
+        raise _fail(source, "manifest 'classes' must list at least two class labels")
+    ro = m["readout"]
+    if not isinstance(ro, dict) or not isinstance(ro.get("qubits"), list) or not isinstance(ro.get("map"), list):
+        raise _fail(source, "manifest 'readout' needs 'qubits' and 'map' lists")
+    if len(ro["map"]) != 2 ** len(ro["qubits"]):
+        raise _fail(source, f"manifest 'readout.map' must have 2^{len(ro['qubits'])} entries")
+    if not all(isinstance(c, int) and -1 <= c < len(classes) for c in ro["map"]):
+        raise _fail(source, "manifest 'readout.map' entries must be class indices or -1")
+    if not isinstance(m["layers"], list):
+        raise _fail(source, "manifest 'layers' must be a list")
+
+
+def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:
+    """Load a model folder (model.qasm + model.json) or a bare .qasm file (manifest given or inferred)."""
+    path = Path(path)
+    if path.is_dir():
+        qasm_path = path / QASM_NAME
+        if manifest_path is None and (path / MANIFEST_NAME).exists():
+            manifest_path = path / MANIFEST_NAME
+    else:
+        qasm_path = path
+    if not qasm_path.exists():
+        raise InputError(f"{qasm_path}: no such file")
+    text = qasm_path.read_text()
+    circuit, spans = qasm.loads(text, str(qasm_path))
+    if manifest_path is None:
+        return _infer(text, circuit, spans, str(qasm_path))
+    manifest_path = Path(manifest_path)
+    if not manifest_path.exists():
+        raise InputError(f"{manifest_path}: no such file")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{manifest_path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    validate_manifest(manifest, str(manifest_path))
+    if manifest["qasm_sha256"] != qasm.sha256(text):
+        raise InputError(f"{manifest_path}: 'qasm_sha256' does not match {qasm_path} (the circuit was changed)")
+    if manifest["num_qubits"] != circuit.num_qubits:
+        raise InputError(f"{manifest_path}: 'num_qubits' is {manifest['num_qubits']} but the circuit has {circuit.num_qubits}")
+    inputs = qasm.inputs_by_name(circuit, manifest["feature_names"], str(qasm_path))
+    model_ir, _ = irmod.build(circuit, inputs, manifest["layers"] or None, spans)
+    if list(model_ir.measured) != list(manifest["readout"]["qubits"]):
+        raise InputError(f"{manifest_path}: 'readout.qubits' {manifest['readout']['qubits']} differ from the measured qubits {list(model_ir.measured)}")
+    return Model(text, model_ir, manifest, str(path))
+
+
+def _natural_key(name: str) -> tuple:
+    import re
+
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def _infer(text: str, circuit, spans, source: str) -> Model:
+    names = sorted((p.name for p in circuit.parameters), key=_natural_key)
+    inputs = qasm.inputs_by_name(circuit, names, source)
+    model_ir, table = irmod.build(circuit, inputs, None, spans)
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "name": Path(source).stem,
+        "arch": "unknown",
+        "num_qubits": circuit.num_qubits,
+        "feature_names": names,
+        "encoding": {"kind": "angle"},
+        "preprocessing": [],
+        "readout": {"kind": "parity", "qubits": list(model_ir.measured),
+                    "map": readout.table("parity", len(model_ir.measured), 2)},
+        "classes": [0, 1],
+        "layers": table,
+        "training": {},
+        "qasm_sha256": qasm.sha256(text),
+    }
+    inferred = (
+        "no manifest: features are the QASM3 inputs in natural name order",
+        "encoding: angle, no preprocessing",
+        f"readout: parity over measured qubits {list(model_ir.measured)}, classes [0, 1]",
+        "layers: " + ", ".join(f"{r['name']}({r['kind']}, gates {r['start']}-{r['stop']})" for r in table),
+    )
+    return Model(text, model_ir, manifest, source, inferred)
+
+
+def save(model: Model, folder: str | Path) -> Path:
+    """Write model.qasm and model.json atomically; the manifest hash is recomputed."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = dict(model.manifest, qasm_sha256=qasm.sha256(model.qasm_text))
+    validate_manifest(manifest, str(folder / MANIFEST_NAME))
+    write_text_atomic(folder / QASM_NAME, model.qasm_text)
+    write_text_atomic(folder / MANIFEST_NAME, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return folder

@@ -1,0 +1,87 @@
+"""Classical preprocessing stored in the manifest as numbers, and the two encodings.
+
+Steps (applied in order to raw dataset features):
+  resize  {"from": [h, w], "to": [h2, w2]}     area-averaging image downsampling (linear)
+  affine  {"scale": [...], "offset": [...]}     x * scale + offset per feature (scalers)
+  pca     {"mean": [...], "components": [[...]]} (x - mean) @ components.T
+  linear  {"weight": [[...]], "bias": [...]}     x @ weight.T + bias (HQNN's classical layer)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qmltest.errors import InputError
+
+
+def area_matrix(src: int, dst: int) -> np.ndarray:
+    """(dst, src) matrix averaging the source cells that overlap each destination cell."""
+    m = np.zeros((dst, src))
+    scale = src / dst
+    for i in range(dst):
+        lo, hi = i * scale, (i + 1) * scale
+        for j in range(int(np.floor(lo)), int(np.ceil(hi))):
+            m[i, j] = min(hi, j + 1) - max(lo, j)
+    return m / m.sum(axis=1, keepdims=True)
+
+
+def resize(x: np.ndarray, src: tuple[int, int], dst: tuple[int, int]) -> np.ndarray:
+    rows, cols = area_matrix(src[0], dst[0]), area_matrix(src[1], dst[1])
+    imgs = x.reshape(-1, src[0], src[1])
+    return np.einsum("ij,njk,lk->nil", rows, imgs, cols).reshape(len(x), -1)
+
+
+def apply_step(step: dict, x: np.ndarray) -> np.ndarray:
+    op = step.get("op")
+    if op == "resize":
+        return resize(x, tuple(step["from"]), tuple(step["to"]))
+    if op == "affine":
+        return x * np.asarray(step["scale"]) + np.asarray(step["offset"])
+    if op == "pca":
+        return (x - np.asarray(step["mean"])) @ np.asarray(step["components"]).T
+    if op == "linear":
+        return x @ np.asarray(step["weight"]).T + np.asarray(step["bias"])
+    raise InputError(f"unknown preprocessing step '{op}' (resize, affine, pca, linear)")
+
+
+def input_width(step: dict) -> int | None:
+    """Number of features a step expects, when it says."""
+    op = step.get("op")
+    if op == "resize":
+        return int(step["from"][0] * step["from"][1])
+    if op == "affine":
+        return len(step["scale"]) if np.ndim(step["scale"]) else None
+    if op == "pca":
+        return len(step["mean"])
+    if op == "linear":
+        return len(step["weight"][0])
+    return None
+
+
+def preprocess(steps: list[dict], x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2:
+        raise InputError(f"inputs must be a 2-D array (samples x features), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        bad = int(np.argwhere(~np.isfinite(x))[0][0])
+        raise InputError(f"input {bad} contains NaN or infinite values")
+    if steps:
+        width = input_width(steps[0])
+        if width is not None and x.shape[1] != width:
+            raise InputError(f"wrong feature count: the model expects {width} raw features, got {x.shape[1]}")
+    for step in steps:
+        x = apply_step(step, x)
+    return x
+
+
+def amplitude_states(x: np.ndarray, num_qubits: int, padding: float = 0.0) -> np.ndarray:
+    """Normalized states (N, 2^n) from feature vectors padded with `padding` to 2^n entries."""
+    dim = 2**num_qubits
+    if x.shape[1] > dim:
+        raise InputError(f"amplitude encoding: {x.shape[1]} features do not fit {num_qubits} qubits")
+    padded = np.full((len(x), dim), padding, dtype=float)
+    padded[:, : x.shape[1]] = x
+    norms = np.linalg.norm(padded, axis=1)
+    if np.any(norms == 0):
+        raise InputError(f"amplitude encoding: input {int(np.argmin(norms))} is all zeros")
+    return (padded / norms[:, None]).astype(complex)

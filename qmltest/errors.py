@@ -1,0 +1,15 @@
+"""One error family: the CLI turns `InputError` into exit 2 and `SimulatorError` into exit 3."""
+
+from __future__ import annotations
+
+
+class QmlTestError(Exception):
+    """Base class of every error qmltest raises on purpose."""
+
+
+class InputError(QmlTestError):
+    """Bad usage or bad input (file, field, data): the user can fix it."""
+
+
+class SimulatorError(QmlTestError):
+    """The simulator failed or refused a job (e.g. too large for the chosen method)."""

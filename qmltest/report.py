@@ -1,0 +1,59 @@
+"""Report writers: atomic files, JSON with sorted keys, CSV; formats return strings, callers place them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import qiskit
+import qiskit_aer
+
+import qmltest
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _default(obj: object) -> object:
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+def to_json(data: object) -> str:
+    return json.dumps(data, indent=1, sort_keys=True, default=_default) + "\n"
+
+
+def to_csv(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def versions() -> dict[str, str]:
+    """Library versions every report records."""
+    return {"qmltest": qmltest.__version__, "qiskit": qiskit.__version__, "qiskit_aer": qiskit_aer.__version__}

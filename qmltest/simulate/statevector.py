@@ -1,0 +1,148 @@
+"""Batched numpy statevector: every gate acts on an (N, 2^n) array holding one state per input.
+
+This is the fast path of the engine (see DESIGN.md, "Speeds measured here"); tests hold it to
+Aer's statevector to 1e-9. It also provides the adjoint gradient used for training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
+from qiskit.quantum_info import Operator
+
+from qmltest.errors import InputError
+from qmltest.simulate import gates
+from qmltest.simulate.expr import evaluate
+
+SKIPPED = {"barrier", "delay", "id"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One gate of a compiled program: fixed matrix, or a named single-angle gate and its angle."""
+
+    qubits: tuple[int, ...]
+    matrix: np.ndarray | None = None
+    name: str = ""
+    angle: object = None  # Parameter or ParameterExpression
+    params: frozenset[Parameter] = field(default_factory=frozenset)
+
+
+_OPS_BY_KEY: dict[tuple, np.ndarray] = {}
+
+
+def _fixed(operation) -> np.ndarray:
+    key = (operation.name, operation.num_qubits, tuple(float(p) for p in operation.params))
+    if key not in _OPS_BY_KEY:
+        _OPS_BY_KEY[key] = np.asarray(Operator(operation).data, dtype=complex)
+    return _OPS_BY_KEY[key]
+
+
+def compile_circuit(circuit: QuantumCircuit) -> list[Op]:
+    """Turn a measurement-free circuit into a list of ops; unknown parametric gates are refused."""
+    ops: list[Op] = []
+    for inst in circuit.data:
+        operation = inst.operation
+        if operation.name in SKIPPED:
+            continue
+        if operation.name in ("measure", "reset"):
+            raise InputError(f"mid-circuit '{operation.name}' is not supported by the engine")
+        qubits = tuple(circuit.find_bit(q).index for q in inst.qubits)
+        symbolic = [p for p in operation.params if isinstance(p, ParameterExpression) and p.parameters]
+        if not symbolic:
+            ops.append(Op(qubits, matrix=_fixed(operation)))
+            continue
+        if operation.name not in gates.MATRIX or len(operation.params) != 1:
+            raise InputError(
+                f"gate '{operation.name}' with symbolic parameters is not supported "
+                f"(supported: {', '.join(sorted(gates.MATRIX))})"
+            )
+        angle = operation.params[0]
+        ops.append(Op(qubits, name=operation.name, angle=angle, params=frozenset(angle.parameters)))
+    return ops
+
+
+def apply(psi: np.ndarray, m: np.ndarray, qubits: tuple[int, ...], n: int) -> np.ndarray:
+    """Apply a k-qubit matrix (d, d) or per-input matrices (N, d, d) to states psi (N, 2^n)."""
+    batch = psi.shape[0]
+    k = len(qubits)
+    t = psi.reshape((batch,) + (2,) * n)
+    src = [n - q for q in reversed(qubits)]  # axis of qubit q is n - q (axis 0 is the batch)
+    dst = list(range(n + 1 - k, n + 1))
+    t = np.moveaxis(t, src, dst)
+    shape = t.shape
+    t = t.reshape(batch, -1, 2**k)
+    if m.ndim == 2:
+        t = t @ m.T
+    else:
+        t = np.matmul(t, np.transpose(m, (0, 2, 1)))
+    t = np.moveaxis(t.reshape(shape), dst, src)
+    return np.ascontiguousarray(t).reshape(batch, -1)
+
+
+def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
+    """The op's matrix: shared (d, d) when its angle is the same for all inputs, else (N, d, d)."""
+    if op.matrix is not None:
+        return op.matrix
+    theta = np.broadcast_to(evaluate(op.angle, values), (batch,))
+    if np.all(theta == theta[0]):
+        return gates.MATRIX[op.name](theta[:1])[0]
+    return gates.MATRIX[op.name](np.ascontiguousarray(theta))
+
+
+def run(ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n: int) -> np.ndarray:
+    """Final states for a batch of initial states psi0 (N, 2^n)."""
+    psi = psi0
+    for op in ops:
+        psi = apply(psi, op_matrix(op, values, psi.shape[0]), op.qubits, n)
+    return psi
+
+
+def zero_states(batch: int, n: int) -> np.ndarray:
+    psi = np.zeros((batch, 2**n), complex)
+    psi[:, 0] = 1.0
+    return psi
+
+
+def marginal_probabilities(psi: np.ndarray, measured: list[int], n: int) -> np.ndarray:
+    """Probabilities over `measured` (index bit i = measured[i]) for every state in psi."""
+    batch = psi.shape[0]
+    p = (psi.real**2 + psi.imag**2).reshape((batch,) + (2,) * n)
+    keep = [n - q for q in reversed(measured)]
+    drop = tuple(a for a in range(1, n + 1) if a not in keep)
+    p = p.sum(axis=drop)
+    remaining = sorted(keep)
+    order = [0] + [1 + remaining.index(a) for a in keep]
+    return np.transpose(p, order).reshape(batch, -1)
+
+
+def adjoint_gradient(
+    ops: list[Op],
+    psi_final: np.ndarray,
+    lam: np.ndarray,
+    values: dict[Parameter, np.ndarray],
+    n: int,
+    wrt: list[Parameter],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gradients of a real loss L by the adjoint method (one backward sweep, no re-simulation).
+
+    lam = dL/d(conj psi_final). Returns (per-input gradient (N, len(wrt)), summed gradient).
+    Each parameter in `wrt` must enter an angle as the bare parameter (the zoo's convention).
+    """
+    index = {p: i for i, p in enumerate(wrt)}
+    batch = psi_final.shape[0]
+    grad = np.zeros((batch, len(wrt)))
+    psi, lam = psi_final, lam
+    for op in reversed(ops):
+        m = op_matrix(op, values, batch)
+        mdag = np.conj(m.T) if m.ndim == 2 else np.conj(np.transpose(m, (0, 2, 1)))
+        psi = apply(psi, mdag, op.qubits, n)  # state before the op
+        if op.matrix is None and isinstance(op.angle, Parameter) and op.angle in index:
+            theta = np.broadcast_to(evaluate(op.angle, values), (batch,))
+            d = gates.derivative(op.name, np.ascontiguousarray(theta))
+            dpsi = apply(psi, d, op.qubits, n)
+            grad[:, index[op.angle]] += 2.0 * np.real(np.sum(np.conj(lam) * dpsi, axis=1))
+        lam = apply(lam, mdag, op.qubits, n)
+    return grad, grad.sum(axis=0)

@@ -1,0 +1,116 @@
+"""Engine: numpy fast path and Aer agree with qiskit.quantum_info.Statevector to 1e-9."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from qiskit.circuit import Parameter, QuantumCircuit
+from qiskit.circuit.library import zz_feature_map
+from qiskit.quantum_info import Statevector
+from scipy import stats
+
+from qmltest.errors import InputError, SimulatorError
+from qmltest.simulate import engine
+from qmltest.simulate.statevector import marginal_probabilities
+
+ONE_Q = ["rx", "ry", "rz", "p", "h", "x", "sx", "t", "s"]
+TWO_Q = ["cx", "cz", "crx", "cry", "crz", "cp", "rzz", "rxx", "ryy", "swap"]
+
+
+def random_circuit(n: int, depth: int, rng: np.random.Generator, inputs: list[Parameter]) -> QuantumCircuit:
+    qc = QuantumCircuit(n)
+    for _ in range(depth):
+        if n > 1 and rng.random() < 0.4:
+            name = TWO_Q[rng.integers(len(TWO_Q))]
+            a, b = (int(q) for q in rng.choice(n, 2, replace=False))
+            if name in ("cx", "cz", "swap"):
+                getattr(qc, name)(a, b)
+            else:
+                angle = inputs[rng.integers(len(inputs))] * 1.5 - 0.2 if rng.random() < 0.5 else rng.normal()
+                getattr(qc, name)(angle, a, b)
+        else:
+            name = ONE_Q[rng.integers(len(ONE_Q))]
+            q = int(rng.integers(n))
+            if name in ("rx", "ry", "rz", "p"):
+                angle = inputs[rng.integers(len(inputs))] if rng.random() < 0.5 else rng.normal()
+                getattr(qc, name)(angle, q)
+            else:
+                getattr(qc, name)(q)
+    return qc
+
+
+def reference(qc: QuantumCircuit, inputs, feats, measured) -> np.ndarray:
+    out = []
+    for row in feats:
+        bound = qc.assign_parameters(dict(zip(inputs, row)))
+        sv = Statevector(bound).data[None, :]
+        out.append(marginal_probabilities(sv, measured, qc.num_qubits)[0])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_numpy_and_aer_match_statevector(n: int) -> None:
+    rng = np.random.default_rng(n)
+    inputs = [Parameter(f"x_{i:02d}") for i in range(3)]
+    qc = random_circuit(n, 40, rng, inputs)
+    measured = [int(q) for q in rng.permutation(n)[: min(n, 3)]]
+    feats = rng.uniform(-np.pi, np.pi, (6, 3))
+    used = [p for p in inputs if p in qc.parameters]
+    job = engine.Circuit(qc, tuple(measured), tuple(used))
+    cols = [inputs.index(p) for p in used]
+    ref = reference(qc, used, feats[:, cols], measured)
+    for backend in ("numpy", "aer"):
+        got = engine.probabilities(job, feats[:, cols], backend)
+        np.testing.assert_allclose(got, ref, atol=1e-9, err_msg=backend)
+
+
+def test_feature_map_expressions_evaluated_per_input() -> None:
+    fm = zz_feature_map(3)
+    job = engine.Circuit(fm, (0, 1, 2), tuple(fm.parameters))
+    feats = np.random.default_rng(0).uniform(0, 2, (5, 3))
+    ref = reference(fm, list(fm.parameters), feats, [0, 1, 2])
+    np.testing.assert_allclose(engine.probabilities(job, feats), ref, atol=1e-9)
+
+
+def test_amplitude_encoding_numpy_matches_aer() -> None:
+    rng = np.random.default_rng(3)
+    qc = random_circuit(4, 30, rng, [Parameter("unused")])
+    qc = qc.assign_parameters({p: 0.3 for p in qc.parameters})
+    states = rng.normal(size=(5, 16)) + 0j
+    states /= np.linalg.norm(states, axis=1, keepdims=True)
+    job = engine.Circuit(qc, (1, 3), (), amplitude=True)
+    ref = []
+    for s in states:
+        ref.append(marginal_probabilities(Statevector(s).evolve(qc).data[None], [1, 3], 4)[0])
+    for backend in ("numpy", "aer"):
+        np.testing.assert_allclose(engine.probabilities(job, states, backend), np.array(ref), atol=1e-9)
+
+
+def test_shots_follow_exact_distribution_chi_square() -> None:
+    probs = np.array([[0.1, 0.2, 0.3, 0.4]])
+    counts = engine.sample_counts(np.repeat(probs, 200, axis=0), 1000, np.random.default_rng(11)).sum(axis=0)
+    expected = probs[0] * 200 * 1000
+    _, pvalue = stats.chisquare(counts, expected)
+    assert pvalue > 0.001
+    assert counts.sum() == 200_000
+
+
+def test_same_seed_same_counts() -> None:
+    probs = np.array([[0.5, 0.5], [0.9, 0.1]])
+    a = engine.sample_counts(probs, 100, np.random.default_rng(5))
+    b = engine.sample_counts(probs, 100, np.random.default_rng(5))
+    assert np.array_equal(a, b)
+
+
+def test_too_many_qubits_refused_with_memory() -> None:
+    qc = QuantumCircuit(40)
+    with pytest.raises(SimulatorError, match="GiB"):
+        engine.probabilities(engine.Circuit(qc, (0,), ()), np.zeros((1, 0)))
+
+
+def test_wrong_feature_count() -> None:
+    x = Parameter("x")
+    qc = QuantumCircuit(1)
+    qc.rx(x, 0)
+    with pytest.raises(InputError, match="feature count"):
+        engine.probabilities(engine.Circuit(qc, (0,), (x,)), np.zeros((2, 3)))
