@@ -22,8 +22,18 @@ from qmltest.simulate import engine
 
 FORMAT_VERSION = 1
 QASM_NAME, MANIFEST_NAME = "model.qasm", "model.json"
-REQUIRED = ("format_version", "name", "num_qubits", "feature_names", "encoding", "preprocessing",
-            "readout", "classes", "layers", "qasm_sha256")
+REQUIRED = (
+    "format_version",
+    "name",
+    "num_qubits",
+    "feature_names",
+    "encoding",
+    "preprocessing",
+    "readout",
+    "classes",
+    "layers",
+    "qasm_sha256",
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,9 @@ class Model:
         if self.amplitude:
             return amplitude_states(x, self.ir.num_qubits, float(self.manifest["encoding"].get("padding", 0.0)))
         if x.shape[1] != len(self.ir.inputs):
-            raise InputError(f"wrong feature count: {self.source} expects {len(self.ir.inputs)} features, got {x.shape[1]}")
+            raise InputError(
+                f"wrong feature count: {self.source} expects {len(self.ir.inputs)} features, got {x.shape[1]}"
+            )
         return x
 
     def probabilities(self, raw: np.ndarray, backend: str = "numpy") -> np.ndarray:
@@ -93,7 +105,9 @@ def validate_manifest(m: dict, source: str) -> None:
         if key not in m:
             raise _fail(source, f"manifest field '{key}' is missing")
     if m["format_version"] != FORMAT_VERSION:
-        raise _fail(source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})")
+        raise _fail(
+            source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
+        )
     if not isinstance(m["num_qubits"], int) or m["num_qubits"] < 1:
         raise _fail(source, "manifest 'num_qubits' must be a positive integer")
     if not isinstance(m["feature_names"], list) or not all(isinstance(n, str) for n in m["feature_names"]):
@@ -103,7 +117,9 @@ def validate_manifest(m: dict, source: str) -> None:
         raise _fail(source, "manifest 'encoding.kind' must be 'angle' or 'amplitude'")
     if enc["kind"] == "amplitude" and m["feature_names"]:
         raise _fail(source, "manifest 'feature_names' must be empty for amplitude encoding")
-    if not isinstance(m["preprocessing"], list) or not all(isinstance(s, dict) and "op" in s for s in m["preprocessing"]):
+    if not isinstance(m["preprocessing"], list) or not all(
+        isinstance(s, dict) and "op" in s for s in m["preprocessing"]
+    ):
         raise _fail(source, "manifest 'preprocessing' must be a list of steps with an 'op'")
     classes = m["classes"]
     if not isinstance(classes, list) or len(classes) < 2:
@@ -145,11 +161,16 @@ def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:
     if manifest["qasm_sha256"] != qasm.sha256(text):
         raise InputError(f"{manifest_path}: 'qasm_sha256' does not match {qasm_path} (the circuit was changed)")
     if manifest["num_qubits"] != circuit.num_qubits:
-        raise InputError(f"{manifest_path}: 'num_qubits' is {manifest['num_qubits']} but the circuit has {circuit.num_qubits}")
+        raise InputError(
+            f"{manifest_path}: 'num_qubits' is {manifest['num_qubits']} but the circuit has {circuit.num_qubits}"
+        )
     inputs = qasm.inputs_by_name(circuit, manifest["feature_names"], str(qasm_path))
     model_ir, _ = irmod.build(circuit, inputs, manifest["layers"] or None, spans)
     if list(model_ir.measured) != list(manifest["readout"]["qubits"]):
-        raise InputError(f"{manifest_path}: 'readout.qubits' {manifest['readout']['qubits']} differ from the measured qubits {list(model_ir.measured)}")
+        raise InputError(
+            f"{manifest_path}: 'readout.qubits' {manifest['readout']['qubits']} "
+            f"differ from the measured qubits {list(model_ir.measured)}"
+        )
     return Model(text, model_ir, manifest, str(path))
 
 
@@ -171,8 +192,11 @@ def _infer(text: str, circuit, spans, source: str) -> Model:
         "feature_names": names,
         "encoding": {"kind": "angle"},
         "preprocessing": [],
-        "readout": {"kind": "parity", "qubits": list(model_ir.measured),
-                    "map": readout.table("parity", len(model_ir.measured), 2)},
+        "readout": {
+            "kind": "parity",
+            "qubits": list(model_ir.measured),
+            "map": readout.table("parity", len(model_ir.measured), 2),
+        },
         "classes": [0, 1],
         "layers": table,
         "training": {},

@@ -64,22 +64,56 @@ def compile_circuit(circuit: QuantumCircuit) -> list[Op]:
     return ops
 
 
+def _components(state: np.ndarray, qubits: tuple[int, ...], n: int) -> tuple[np.ndarray, list[tuple]]:
+    """A view of a (2^n, N) state with one axis per target qubit, and the index of each basis state.
+
+    The batch is the last, contiguous axis, so every elementwise operation runs over >= N values.
+    """
+    batch = state.shape[1]
+    order = sorted(qubits, reverse=True)
+    shape: list[int] = []
+    prev = n
+    for q in order:
+        shape += [2 ** (prev - 1 - q), 2]
+        prev = q
+    shape += [2**prev, batch]
+    view = state.reshape(shape)
+    axis = {q: 1 + 2 * i for i, q in enumerate(order)}
+    index = []
+    for k in range(2 ** len(qubits)):
+        idx: list = [slice(None)] * len(shape)
+        for bit, q in enumerate(qubits):
+            idx[axis[q]] = (k >> bit) & 1
+        index.append(tuple(idx))
+    return view, index
+
+
+def apply_t(state: np.ndarray, m: np.ndarray, qubits: tuple[int, ...], n: int) -> np.ndarray:
+    """Apply a matrix (d, d), or per-input matrices (N, d, d), to a batch in (2^n, N) layout."""
+    view, index = _components(state, qubits, n)
+    parts = [view[i] for i in index]
+    out = np.empty_like(view)
+    batched = m.ndim == 3
+    for k, ik in enumerate(index):
+        target = out[ik]
+        first = True
+        for j, part in enumerate(parts):
+            coef = m[:, k, j] if batched else m[k, j]
+            if not batched and coef == 0:
+                continue
+            if first:
+                np.multiply(coef, part, out=target)
+                first = False
+            else:
+                target += coef * part
+        if first:
+            target[...] = 0
+    return out.reshape(state.shape)
+
+
 def apply(psi: np.ndarray, m: np.ndarray, qubits: tuple[int, ...], n: int) -> np.ndarray:
     """Apply a k-qubit matrix (d, d) or per-input matrices (N, d, d) to states psi (N, 2^n)."""
-    batch = psi.shape[0]
-    k = len(qubits)
-    t = psi.reshape((batch,) + (2,) * n)
-    src = [n - q for q in reversed(qubits)]  # axis of qubit q is n - q (axis 0 is the batch)
-    dst = list(range(n + 1 - k, n + 1))
-    t = np.moveaxis(t, src, dst)
-    shape = t.shape
-    t = t.reshape(batch, -1, 2**k)
-    if m.ndim == 2:
-        t = t @ m.T
-    else:
-        t = np.matmul(t, np.transpose(m, (0, 2, 1)))
-    t = np.moveaxis(t.reshape(shape), dst, src)
-    return np.ascontiguousarray(t).reshape(batch, -1)
+    return np.ascontiguousarray(apply_t(np.ascontiguousarray(psi.T), m, qubits, n).T)
 
 
 def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
@@ -94,10 +128,11 @@ def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.nda
 
 def run(ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n: int) -> np.ndarray:
     """Final states for a batch of initial states psi0 (N, 2^n)."""
-    psi = psi0
+    state = np.ascontiguousarray(psi0.T)
+    batch = psi0.shape[0]
     for op in ops:
-        psi = apply(psi, op_matrix(op, values, psi.shape[0]), op.qubits, n)
-    return psi
+        state = apply_t(state, op_matrix(op, values, batch), op.qubits, n)
+    return np.ascontiguousarray(state.T)
 
 
 def zero_states(batch: int, n: int) -> np.ndarray:
@@ -134,15 +169,16 @@ def adjoint_gradient(
     index = {p: i for i, p in enumerate(wrt)}
     batch = psi_final.shape[0]
     grad = np.zeros((batch, len(wrt)))
-    psi, lam = psi_final, lam
+    psi, lam = np.ascontiguousarray(psi_final.T), np.ascontiguousarray(lam.T)
     for op in reversed(ops):
         m = op_matrix(op, values, batch)
         mdag = np.conj(m.T) if m.ndim == 2 else np.conj(np.transpose(m, (0, 2, 1)))
-        psi = apply(psi, mdag, op.qubits, n)  # state before the op
+        psi = apply_t(psi, mdag, op.qubits, n)  # state before the op
         if op.matrix is None and isinstance(op.angle, Parameter) and op.angle in index:
             theta = np.broadcast_to(evaluate(op.angle, values), (batch,))
-            d = gates.derivative(op.name, np.ascontiguousarray(theta))
-            dpsi = apply(psi, d, op.qubits, n)
-            grad[:, index[op.angle]] += 2.0 * np.real(np.sum(np.conj(lam) * dpsi, axis=1))
-        lam = apply(lam, mdag, op.qubits, n)
+            shared = bool(np.all(theta == theta[0]))
+            d = gates.derivative(op.name, np.ascontiguousarray(theta[:1] if shared else theta))
+            dpsi = apply_t(psi, d[0] if shared else d, op.qubits, n)
+            grad[:, index[op.angle]] += 2.0 * np.real(np.sum(np.conj(lam) * dpsi, axis=0))
+        lam = apply_t(lam, mdag, op.qubits, n)
     return grad, grad.sum(axis=0)

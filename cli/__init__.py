@@ -1,0 +1,1 @@
+"""The qmltest command line (installed as the package `qmltest_cli`)."""

@@ -1,0 +1,91 @@
+"""Shared CLI plumbing: one place mapping errors to exit codes, consoles, progress bars, output files."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from qmltest.errors import InputError, QmlTestError, SimulatorError
+from qmltest.report import write_text_atomic
+
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fatal(message: str, code: int = EXIT_INPUT) -> typer.Exit:
+    """Print one line on stderr and return the Exit to raise."""
+    err.print(f"error: {message}", markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def handle_errors(fn: F) -> F:
+    """Map qmltest's errors to exit codes: input 2, simulator/internal 3; never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            raise fatal(str(exc), EXIT_INPUT) from None
+        except FileNotFoundError as exc:
+            raise fatal(f"{exc.filename}: no such file", EXIT_INPUT) from None
+        except SimulatorError as exc:
+            raise fatal(str(exc), EXIT_INTERNAL) from None
+        except QmlTestError as exc:
+            raise fatal(str(exc), EXIT_INTERNAL) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # last resort: one line, exit 3 (QMLTEST_DEBUG=1 shows the traceback)
+            if os.environ.get("QMLTEST_DEBUG"):
+                raise
+            raise fatal(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def show_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
+@contextmanager
+def progress_bar(description: str, total: int | None, quiet: bool) -> Iterator[Callable[[int], None]]:
+    """Yield an `advance(k)` callback; a rich bar on a terminal, nothing in pipelines or with --quiet."""
+    if not show_progress(quiet):
+        yield lambda k=1: None
+        return
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda k=1: bar.advance(task, k)
+
+
+def write_output(path: Path | None, text: str) -> None:
+    """Write a report atomically, or to stdout for '-'."""
+    if path is None:
+        return
+    if str(path) == "-":
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(path, text)
+
+
+def parse_classes(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        raise InputError(f"--classes must be comma-separated integers, got '{text}'") from None

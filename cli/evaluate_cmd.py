@@ -1,0 +1,46 @@
+"""`qmltest evaluate`: accuracy and per-class accuracy on a dataset split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import handle_errors, out, write_output
+from rich.table import Table
+
+from qmltest import artifact, report
+from qmltest.data import datasets
+from qmltest.evaluate import evaluate as evaluate_model
+
+
+@handle_errors
+def evaluate(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    data: str = typer.Option(..., help="Dataset name or file (.npz/.csv/idx:IMAGES,LABELS)."),
+    split: str = typer.Option("test", help="train, test or all."),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    shots: int = typer.Option(1000, help="Shots per input (majority prediction)."),
+    exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
+    backend: str = typer.Option("numpy", help="numpy (fast, batched) or aer (reference)."),
+    limit: int = typer.Option(None, help="Evaluate only this many inputs per class."),
+    seed: int = typer.Option(0, help="Seed for shot sampling."),
+    json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
+) -> None:
+    """Classify a dataset split with the model; print accuracy and per-class accuracy."""
+    model = artifact.load(model_path, manifest)
+    x, y = datasets.select(data, split, model.classes, limit, seed)
+    result = evaluate_model(model, x, y, None if exact else shots, seed, backend)
+    result.update(data=data, split=split, model=str(model_path), versions=report.versions())
+    write_output(json_out, report.to_json(result))
+    if quiet or str(json_out) == "-":
+        return
+    mode = "exact" if exact else f"{shots} shots"
+    t = Table(title=f"{model.manifest['name']} on {data}:{split} ({mode}, {backend})")
+    t.add_column("class")
+    t.add_column("samples", justify="right")
+    t.add_column("accuracy", justify="right")
+    for c, row in result["per_class"].items():
+        t.add_row(c, str(row["samples"]), "-" if row["accuracy"] is None else f"{100 * row['accuracy']:.2f}%")
+    t.add_row("all", str(result["samples"]), f"{100 * result['accuracy']:.2f}%")
+    out.print(t)

@@ -1,0 +1,119 @@
+"""`qmltest inspect`: layers, blocks, gates, parameters and readout of a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import err, handle_errors, out
+from rich.table import Table
+
+from qmltest import artifact, report
+from qmltest.artifact import Model
+
+
+def describe(model: Model) -> dict:
+    """A JSON-ready summary of the model's IR and manifest."""
+    layers = []
+    start = 0
+    for layer in model.ir.layers:
+        gates = layer.gates
+        kinds: dict[str, int] = {}
+        for g in gates:
+            for p in g.params:
+                kinds[p.kind] = kinds.get(p.kind, 0) + 1
+        layers.append(
+            {
+                "name": layer.name,
+                "kind": layer.kind,
+                "start": start,
+                "stop": start + len(gates),
+                "blocks": [{"kind": b.kind, "gates": len(b.gates)} for b in layer.blocks],
+                "gate_counts": {
+                    name: sum(1 for g in gates if g.name == name) for name in sorted({g.name for g in gates})
+                },
+                "parameters": kinds,
+            }
+        )
+        start += len(gates)
+    m = model.manifest
+    return {
+        "source": model.source,
+        "name": m["name"],
+        "arch": m.get("arch"),
+        "num_qubits": model.ir.num_qubits,
+        "num_gates": len(model.ir.gates),
+        "num_weights": sum(1 for g in model.ir.gates for p in g.params if p.kind == "weight"),
+        "encoding": m["encoding"],
+        "features": m["feature_names"],
+        "preprocessing": [s["op"] for s in m["preprocessing"]],
+        "readout": {"kind": m["readout"].get("kind"), "qubits": m["readout"]["qubits"], "map": m["readout"]["map"]},
+        "classes": m["classes"],
+        "layers": layers,
+        "training": m.get("training", {}),
+        "qasm_sha256": model.sha256,
+        "inferred": list(model.inferred),
+    }
+
+
+@handle_errors
+def inspect(
+    model_path: Path = typer.Argument(..., help="Model folder (model.qasm + model.json) or a .qasm file."),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    gates: bool = typer.Option(False, "--gates", help="List every gate with its parameters and source line."),
+) -> None:
+    """Show the layer/block/gate structure, parameters and readout of a model."""
+    model = artifact.load(model_path, manifest)
+    info = describe(model)
+    if gates:
+        info["gates"] = [
+            {
+                "name": g.name,
+                "qubits": list(g.qubits),
+                "params": [[p.value, p.kind] for p in g.params],
+                "line": g.span.start_line if g.span else None,
+            }
+            for g in model.ir.gates
+        ]
+    if as_json:
+        out.print(report.to_json(info), end="", markup=False, soft_wrap=True)
+        return
+    for note in model.inferred:
+        err.print(f"inferred: {note}", markup=False)
+    out.print(
+        f"[bold]{info['name']}[/] ({info['arch']}): {info['num_qubits']} qubits, {info['num_gates']} gates, "
+        f"{info['num_weights']} weights, {info['encoding']['kind']} encoding, {len(info['features'])} features"
+    )
+    out.print(
+        f"readout: {info['readout']['kind']} over qubits {info['readout']['qubits']} -> classes {info['classes']}"
+    )
+    t = Table(title="layers")
+    for col in ("layer", "kind", "gates", "blocks", "gate types", "params"):
+        t.add_column(col)
+    for row in info["layers"]:
+        t.add_row(
+            row["name"],
+            row["kind"],
+            f"{row['start']}-{row['stop']}",
+            " ".join(f"{b['kind'][0]}{b['gates']}" for b in row["blocks"]),
+            ", ".join(f"{k}:{v}" for k, v in row["gate_counts"].items()),
+            ", ".join(f"{k}:{v}" for k, v in row["parameters"].items()),
+        )
+    out.print(t)
+    if gates:
+        g = Table(title="gates")
+        for col in ("#", "gate", "qubits", "params", "line"):
+            g.add_column(col)
+        for i, row in enumerate(info["gates"]):
+            g.add_row(
+                str(i),
+                row["name"],
+                str(row["qubits"]),
+                ", ".join(f"{v if isinstance(v, str) else round(v, 4)} ({k})" for v, k in row["params"]),
+                str(row["line"]),
+            )
+        out.print(g)
+    tr = info["training"]
+    if tr:
+        out.print(f"trained on {tr.get('dataset')} {tr.get('classes')}: test accuracy {tr.get('test_accuracy')}")

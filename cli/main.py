@@ -1,0 +1,27 @@
+"""The `qmltest` typer app: each command lives in its own module and only parses, calls, renders."""
+
+from __future__ import annotations
+
+import typer
+from qmltest_cli import evaluate_cmd, inspect_cmd, train_cmd, zoo_cmd
+
+app = typer.Typer(
+    name="qmltest",
+    help="Test quantum neural networks serialized as OpenQASM 3: coverage, mutation, fuzzing on Qiskit Aer.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(zoo_cmd.app, name="zoo")
+app.command("train")(train_cmd.train)
+app.command("inspect")(inspect_cmd.inspect)
+app.command("evaluate")(evaluate_cmd.evaluate)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,44 @@
+"""`qmltest zoo list`: benchmark architectures and the shipped pretrained models."""
+
+from __future__ import annotations
+
+import typer
+from qmltest_cli.common import handle_errors, out
+from rich.table import Table
+
+from qmltest import report
+from qmltest.zoo import registry
+
+app = typer.Typer(help="Benchmark architectures and shipped pretrained models.", no_args_is_help=True)
+
+
+@app.command("list")
+@handle_errors
+def list_models(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables.")) -> None:
+    """List architectures and the shipped models with their recorded accuracy."""
+    archs = registry.architectures()
+    models = registry.shipped_models()
+    if as_json:
+        out.print(report.to_json({"architectures": archs, "models": models}), end="", markup=False)
+        return
+    t = Table(title="architectures")
+    t.add_column("arch")
+    t.add_column("description")
+    for row in archs:
+        t.add_row(row["name"], row["description"])
+    out.print(t)
+    m = Table(title="shipped models (data/models)")
+    for col in ("path", "arch", "dataset", "classes", "qubits", "gates", "test acc"):
+        m.add_column(col)
+    for row in models:
+        acc = row.get("test_accuracy")
+        m.add_row(
+            row["path"],
+            row["arch"],
+            str(row.get("dataset", "")),
+            ",".join(map(str, row["classes"])),
+            str(row["num_qubits"]),
+            str(row["gates"]),
+            "" if acc is None else f"{100 * acc:.1f}%",
+        )
+    out.print(m)
