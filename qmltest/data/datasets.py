@@ -131,10 +131,9 @@ def select(
     ds = load(spec)
     idx = split_indices(ds.y, split)
     if classes is not None:
-        missing = [c for c in classes if c not in set(ds.y.tolist())]
-        if missing:
-            raise InputError(f"{spec}: no samples of class(es) {missing}")
         idx = idx[np.isin(ds.y[idx], classes)]
+        if len(idx) == 0:
+            raise InputError(f"{spec}: no {split} samples of class(es) {classes}")
     if per_class is not None:
         rng = np.random.default_rng(seed)
         keep = []

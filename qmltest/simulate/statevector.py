@@ -127,11 +127,30 @@ def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.nda
 
 
 def run(ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n: int) -> np.ndarray:
-    """Final states for a batch of initial states psi0 (N, 2^n)."""
+    """Final states for a batch of initial states psi0 (N, 2^n).
+
+    Consecutive single-qubit gates on one qubit are multiplied into one 2x2 (or per-input) matrix
+    before they touch the state: one pass over the state instead of several.
+    """
     state = np.ascontiguousarray(psi0.T)
     batch = psi0.shape[0]
+    pending: dict[int, np.ndarray] = {}
+
+    def flush(qubits: tuple[int, ...]) -> None:
+        nonlocal state
+        for q in qubits:
+            if q in pending:
+                state = apply_t(state, pending.pop(q), (q,), n)
+
     for op in ops:
-        state = apply_t(state, op_matrix(op, values, batch), op.qubits, n)
+        m = op_matrix(op, values, batch)
+        if len(op.qubits) == 1:
+            q = op.qubits[0]
+            pending[q] = m if q not in pending else np.matmul(m, pending[q])
+            continue
+        flush(op.qubits)
+        state = apply_t(state, m, op.qubits, n)
+    flush(tuple(pending))
     return np.ascontiguousarray(state.T)
 
 
@@ -164,7 +183,7 @@ def adjoint_gradient(
     """Gradients of a real loss L by the adjoint method (one backward sweep, no re-simulation).
 
     lam = dL/d(conj psi_final). Returns (per-input gradient (N, len(wrt)), summed gradient).
-    Each parameter in `wrt` must enter an angle as the bare parameter (the zoo's convention).
+    Angles may be expressions of the parameters (feature maps): the chain rule uses d(angle)/dp.
     """
     index = {p: i for i, p in enumerate(wrt)}
     batch = psi_final.shape[0]
@@ -174,11 +193,22 @@ def adjoint_gradient(
         m = op_matrix(op, values, batch)
         mdag = np.conj(m.T) if m.ndim == 2 else np.conj(np.transpose(m, (0, 2, 1)))
         psi = apply_t(psi, mdag, op.qubits, n)  # state before the op
-        if op.matrix is None and isinstance(op.angle, Parameter) and op.angle in index:
+        targets = [p for p in op.params if p in index]
+        if targets:
             theta = np.broadcast_to(evaluate(op.angle, values), (batch,))
             shared = bool(np.all(theta == theta[0]))
             d = gates.derivative(op.name, np.ascontiguousarray(theta[:1] if shared else theta))
             dpsi = apply_t(psi, d[0] if shared else d, op.qubits, n)
-            grad[:, index[op.angle]] += 2.0 * np.real(np.sum(np.conj(lam) * dpsi, axis=0))
+            dtheta = 2.0 * np.real(np.sum(np.conj(lam) * dpsi, axis=0))  # dL/d(angle), per input
+            for p in targets:
+                grad[:, index[p]] += dtheta * _angle_derivative(op.angle, p, values)
         lam = apply_t(lam, mdag, op.qubits, n)
     return grad, grad.sum(axis=0)
+
+
+def _angle_derivative(angle: object, p: Parameter, values: dict[Parameter, np.ndarray]) -> np.ndarray | float:
+    """d(angle)/dp, evaluated per input (1 for a bare parameter)."""
+    if isinstance(angle, Parameter):
+        return 1.0
+    assert isinstance(angle, ParameterExpression)
+    return evaluate(angle.gradient(p), values)

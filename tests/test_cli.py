@@ -1,0 +1,108 @@
+"""CLI: exit codes (0 ok, 2 bad input, never a traceback), JSON output, inspect/evaluate on a model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import random_model
+from qmltest import artifact
+from qmltest_cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def iris_model(tmp_path_factory):
+    """zfm_ra on iris with random weights, its preprocessing fitted like a trained model's."""
+    from qmltest.data import datasets
+    from qmltest.zoo.train import fit_preprocessing
+
+    model = random_model("zfm_ra", [0, 1, 2])
+    x, _ = datasets.select("iris", "train")
+    steps = fit_preprocessing("zfm_ra", "iris", x, 4, False)
+    model = model.__class__(model.qasm_text, model.ir, dict(model.manifest, preprocessing=steps), model.source)
+    folder = tmp_path_factory.mktemp("m") / "zfm-iris"
+    artifact.save(model, folder)
+    return folder
+
+
+def test_help_lists_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("zoo", "train", "inspect", "evaluate"):
+        assert cmd in result.output
+
+
+def test_inspect_json(iris_model) -> None:
+    result = runner.invoke(app, ["inspect", str(iris_model), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["num_qubits"] == 4 and info["classes"] == [0, 1, 2]
+    assert [layer["kind"] for layer in info["layers"]] == ["feature_map", "ansatz"]
+    assert info["readout"]["map"] == [s % 3 for s in range(16)]
+
+
+def test_evaluate_exact_matches_library_and_shots_are_seeded(iris_model, tmp_path) -> None:
+    out1, out2 = tmp_path / "a.json", tmp_path / "b.json"
+    for out in (out1, out2):
+        result = runner.invoke(app, ["evaluate", str(iris_model), "--data", "iris", "--seed", "3", "--json", str(out)])
+        assert result.exit_code == 0, result.output
+    assert out1.read_bytes() == out2.read_bytes()
+    exact = runner.invoke(app, ["evaluate", str(iris_model), "--data", "iris", "--exact", "--json", "-"])
+    report = json.loads(exact.output)
+    model = artifact.load(iris_model)
+    from qmltest.data import datasets
+
+    x, y = datasets.select("iris", "test", [0, 1, 2])
+    acc = float(np.mean(model.predict(model.probabilities(x)) == y))
+    assert report["accuracy"] == pytest.approx(acc)
+    assert report["samples"] == 30
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["inspect", "does/not/exist"], "no such file"),
+        (["evaluate", "MODEL", "--data", "wine"], "wrong feature count"),
+        (["evaluate", "MODEL", "--data", "digits"], "wrong feature count"),
+        (["evaluate", "MODEL", "--data", "nope.npz"], "no such file"),
+        (["evaluate", "MODEL", "--data", "iris", "--backend", "gpu"], "unknown backend"),
+        (["train", "--arch", "nope", "--dataset", "iris", "--classes", "0,1", "--out", "x"], "unknown architecture"),
+    ],
+)
+def test_bad_input_exit_2_one_line(iris_model, args, message) -> None:
+    args = [str(iris_model) if a == "MODEL" else a for a in args]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_nan_and_wrong_width_data_exit_2(iris_model, tmp_path) -> None:
+    np.savez(tmp_path / "nan.npz", x=np.array([[1.0, np.nan, 1.0, 1.0]]), y=np.array([0]))
+    np.savez(tmp_path / "wide.npz", x=np.ones((2, 5)), y=np.array([0, 1]))
+    for name, message in (("nan.npz", "NaN"), ("wide.npz", "wrong feature count")):
+        result = runner.invoke(app, ["evaluate", str(iris_model), "--data", str(tmp_path / name), "--split", "all"])
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+
+
+def test_malformed_qasm_exit_2(tmp_path) -> None:
+    bad = tmp_path / "bad.qasm"
+    bad.write_text("OPENQASM 3.0;\nqubit[1] q;\nh q[0]\n")
+    result = runner.invoke(app, ["inspect", str(bad)])
+    assert result.exit_code == 2 and "malformed OpenQASM 3" in result.output
+
+
+def test_train_small_model(tmp_path) -> None:
+    out = tmp_path / "m"
+    args = ["train", "--arch", "zfm_ra", "--dataset", "iris", "--classes", "0,1", "--out", str(out)]
+    result = runner.invoke(app, args + ["--maxiter", "15", "--per-class", "20", "--quiet"])
+    assert result.exit_code == 0, result.output
+    model = artifact.load(out)
+    assert model.manifest["training"]["train_samples"] == 40
+    assert model.manifest["training"]["test_accuracy"] >= 0.5
