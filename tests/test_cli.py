@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from conftest import random_model
+from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from conftest import random_model
 from qmltest import artifact
-from qmltest_cli.main import app
 
 runner = CliRunner()
 
