@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typer
-from qmltest_cli import evaluate_cmd, inspect_cmd, train_cmd, zoo_cmd
+from qmltest_cli import cover_cmd, diversity_cmd, evaluate_cmd, inspect_cmd, profile_cmd, train_cmd, zoo_cmd
 
 app = typer.Typer(
     name="qmltest",
@@ -16,6 +16,9 @@ app.add_typer(zoo_cmd.app, name="zoo")
 app.command("train")(train_cmd.train)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("evaluate")(evaluate_cmd.evaluate)
+app.command("profile")(profile_cmd.profile)
+app.command("cover")(cover_cmd.cover)
+app.command("diversity")(diversity_cmd.diversity)
 
 
 def run() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qmltest import readout
+from qmltest import artifact, readout
 from qmltest.zoo import architectures as archs
 from qmltest.zoo.train import _to_model
 
@@ -28,3 +28,18 @@ def zzfm_model():
 @pytest.fixture(scope="session")
 def qcl_model():
     return random_model("qcl", [0, 1])
+
+
+@pytest.fixture(scope="session")
+def iris_model(tmp_path_factory):
+    """zfm_ra on iris with random weights, its preprocessing fitted like a trained model's."""
+    from qmltest.data import datasets
+    from qmltest.zoo.train import fit_preprocessing
+
+    model = random_model("zfm_ra", [0, 1, 2])
+    x, _ = datasets.select("iris", "train")
+    steps = fit_preprocessing("zfm_ra", "iris", x, 4, False)
+    model = model.__class__(model.qasm_text, model.ir, dict(model.manifest, preprocessing=steps), model.source)
+    folder = tmp_path_factory.mktemp("m") / "zfm-iris"
+    artifact.save(model, folder)
+    return folder

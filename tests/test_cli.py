@@ -6,28 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from conftest import random_model
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
 from qmltest import artifact
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def iris_model(tmp_path_factory):
-    """zfm_ra on iris with random weights, its preprocessing fitted like a trained model's."""
-    from qmltest.data import datasets
-    from qmltest.zoo.train import fit_preprocessing
-
-    model = random_model("zfm_ra", [0, 1, 2])
-    x, _ = datasets.select("iris", "train")
-    steps = fit_preprocessing("zfm_ra", "iris", x, 4, False)
-    model = model.__class__(model.qasm_text, model.ir, dict(model.manifest, preprocessing=steps), model.source)
-    folder = tmp_path_factory.mktemp("m") / "zfm-iris"
-    artifact.save(model, folder)
-    return folder
 
 
 def test_help_lists_commands() -> None:

@@ -1,0 +1,147 @@
+"""`qmltest cover`: KSC, SCC and TSC of a test suite against a profile (QCov Eq. 2-4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+from qmltest_cli.common import EXIT_GATE, err, handle_errors, out, write_output
+from rich.table import Table
+
+from qmltest import artifact, report
+from qmltest.coverage import measure
+from qmltest.coverage.profile import Profile
+from qmltest.data import datasets
+from qmltest.errors import InputError
+
+
+def parse_shots(text: str) -> int | None:
+    if text == "exact":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--shots must be 'exact' or a positive integer, got '{text}'") from None
+    if value <= 0:
+        raise InputError(f"--shots must be positive, got {value}")
+    return value
+
+
+def parse_gates(specs: list[str]) -> dict[str, float]:
+    """--fail-under ksc=40 (percent) -> {'ksc': 0.40}."""
+    gates = {}
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        if name not in ("ksc", "scc", "tsc") or not value:
+            raise InputError(f"--fail-under takes ksc=P, scc=P or tsc=P (percent), got '{spec}'")
+        try:
+            gates[name] = float(value) / 100.0
+        except ValueError:
+            raise InputError(f"--fail-under: '{value}' is not a number") from None
+    return gates
+
+
+def load_profile(path: Path, model: artifact.Model) -> Profile:
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
+    prof = Profile.from_dict(data, str(path))
+    if prof.model_sha256 != model.sha256:
+        raise InputError(f"{path}: profile was made for another model (hash {prof.model_sha256[:12]}...)")
+    return prof
+
+
+@handle_errors
+def cover(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
+    data: str = typer.Option(None, help="Dataset name or file for the test suite."),
+    split: str = typer.Option("test", help="Split of --data."),
+    per_class: int = typer.Option(None, help="Inputs per class from --data (default: all)."),
+    suite: list[str] = typer.Option(None, help="Suite file(s) (.npz x, y); several = parts, cumulative."),
+    k: int = typer.Option(100, "--k", help="KSC cells per basis state."),
+    top_k: int = typer.Option(1, "--top-k", help="TSC: top-k states per input."),
+    bounds: str = typer.Option("minmax", help="minmax, sigma or mad."),
+    mad_confidence: float = typer.Option(0.99, help="Confidence of the MAD outlier filter."),
+    shots: str = typer.Option("exact", help="'exact' or shots per input to estimate probabilities."),
+    shots_sweep: str = typer.Option(None, help="Comma-separated shot counts for the Sec. 4.5 study."),
+    seed: int = typer.Option(0, help="Seed for input sampling and shots."),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
+    csv_out: Path = typer.Option(None, "--csv", help="Write per-state rows as CSV."),
+    fail_under: list[str] = typer.Option(None, help="Exit 1 when a criterion is below P percent: ksc=40."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
+    gates = parse_gates(fail_under or [])
+    model = artifact.load(model_path, manifest)
+    prof = load_profile(profile_path, model)
+    parts: list[tuple[str, np.ndarray]] = []
+    if data:
+        parts.append((f"{data}:{split}", datasets.select(data, split, model.classes, per_class, seed)[0]))
+    for path in suite or []:
+        parts.append((Path(path).name, datasets.load(path).x))
+    if not parts:
+        raise InputError("give a test suite: --data and/or --suite")
+    n_shots = parse_shots(shots)
+    rng = np.random.default_rng(seed)
+    probs = [(name, measure.estimate(model.probabilities(x), n_shots, rng)) for name, x in parts]
+    params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
+    result = measure.cover(probs, prof, **params)
+    result["meta"] = {
+        "format": measure.FORMAT,
+        "model": str(model_path),
+        "model_sha256": model.sha256,
+        "profile": str(profile_path),
+        "shots": n_shots,
+        "seed": seed,
+        "versions": report.versions(),
+    }
+    if shots_sweep:
+        counts = [parse_shots(s.strip()) for s in shots_sweep.split(",")]
+        suite_exact = np.concatenate([model.probabilities(x) for _, x in parts])
+        result["shots_sweep"] = measure.shots_sweep(suite_exact, prof, [c for c in counts if c], seed, **params)
+    write_output(json_out, report.to_json(result))
+    if csv_out:
+        rows = [
+            {**{k2: v for k2, v in r.items() if k2 != "cells_covered"}, "cells_covered": len(r["cells_covered"])}
+            for r in result["per_state"]
+        ]
+        write_output(csv_out, report.to_csv(rows))
+    if not quiet and str(json_out) != "-":
+        render(result)
+    failed = [
+        f"{n} {100 * result['totals'][n]:.2f}% < {100 * bar:.2f}%"
+        for n, bar in gates.items()
+        if result["totals"][n] < bar
+    ]
+    if failed:
+        err.print("coverage below the bar: " + "; ".join(failed), markup=False)
+        raise typer.Exit(EXIT_GATE)
+
+
+def render(result: dict) -> None:
+    t = Table(title=f"QCov coverage ({result['inputs']} inputs, bounds {result['params']['bounds']})")
+    t.add_column("part")
+    t.add_column("inputs", justify="right")
+    for name in ("ksc", "scc", "tsc"):
+        t.add_column(name.upper(), justify="right")
+    for row in result["parts"]:
+        t.add_row(
+            row["part"],
+            str(row["cumulative_inputs"]),
+            *(f"{100 * row['cumulative'][n]:.2f}%" for n in ("ksc", "scc", "tsc")),
+        )
+    out.print(t)
+    if "shots_sweep" in result:
+        s = Table(title="sampling cost (QCov Sec. 4.5)")
+        for col in ("shots", "KSC", "SCC", "TSC"):
+            s.add_column(col, justify="right")
+        for row in result["shots_sweep"]:
+            s.add_row(str(row["shots"]), *(f"{100 * row[n]:.2f}%" for n in ("ksc", "scc", "tsc")))
+        out.print(s)

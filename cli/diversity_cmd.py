@@ -1,0 +1,37 @@
+"""`qmltest diversity`: JS divergence of input-state fidelities against Haar-random states (QCov Sec. 4.2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import handle_errors, out, write_output
+
+from qmltest import artifact, report
+from qmltest.coverage.diversity import diversity as measure_diversity
+from qmltest.coverage.diversity import input_states
+from qmltest.data import datasets
+
+
+@handle_errors
+def diversity(
+    model_path: Path = typer.Option(..., "--model", help="Model whose encoding defines the input states."),
+    data: str = typer.Option(..., help="Dataset name or suite file."),
+    split: str = typer.Option("test", help="Split of --data."),
+    per_class: int = typer.Option(None, help="Inputs per class (default: all)."),
+    bins: int = typer.Option(100, help="Histogram bins over fidelity [0, 1]."),
+    seed: int = typer.Option(0),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    json_out: Path = typer.Option(None, "--json", help="Write JSON ('-' for stdout)."),
+) -> None:
+    """Lower JS divergence = input states spread more like Haar-random states = a more diverse suite."""
+    model = artifact.load(model_path, manifest)
+    x, _ = datasets.select(data, split, model.classes, per_class, seed)
+    result = measure_diversity(input_states(model, x), bins)
+    result.update(data=data, split=split, per_class=per_class, model_sha256=model.sha256, versions=report.versions())
+    write_output(json_out, report.to_json(result))
+    if str(json_out) != "-":
+        out.print(
+            f"JS divergence vs Haar-random states: {result['js_divergence']:.4f} "
+            f"({result['inputs']} inputs, mean fidelity {result['mean_fidelity']:.4f})"
+        )

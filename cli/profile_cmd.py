@@ -1,0 +1,46 @@
+"""`qmltest profile`: per basis state statistics of the model's outputs on training data (QCov Sec. 3.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+from qmltest_cli.common import handle_errors, out, write_output
+
+from qmltest import artifact, report
+from qmltest.coverage import profile as profiling
+from qmltest.coverage.measure import estimate
+from qmltest.data import datasets
+
+
+@handle_errors
+def profile(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    data: str = typer.Option(..., help="Dataset name or file."),
+    split: str = typer.Option("train", help="train, test or all."),
+    per_class: int = typer.Option(100, help="Training inputs per class (QCov uses 100)."),
+    shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
+    seed: int = typer.Option(0, help="Seed for sampling inputs and shots."),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
+    model = artifact.load(model_path, manifest)
+    x, _ = datasets.select(data, split, model.classes, per_class, seed)
+    probs = estimate(model.probabilities(x), shots, np.random.default_rng(seed))
+    prof = profiling.build(
+        probs,
+        model.sha256,
+        data=data,
+        split=split,
+        per_class=per_class,
+        shots=shots,
+        seed=seed,
+        model=model.manifest["name"],
+        versions=report.versions(),
+    )
+    write_output(out_path, report.to_json(prof.to_dict()))
+    if not quiet:
+        out.print(f"profiled {len(x)} inputs over {prof.num_states} basis states -> {out_path}")
