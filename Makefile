@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage qcov-suites zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -30,6 +30,13 @@ lint: install
 
 bench-engine: install
 	$(PY) benchmarks/engine.py
+
+bench-coverage: install
+	$(PY) benchmarks/coverage.py
+
+# QCov Table 3 direction: 50- vs 100-per-class suites on the shipped MNIST 0/1 models.
+qcov-suites: install
+	$(PY) benchmarks/qcov_suites.py
 
 # Retrain every shipped model (minutes); the artifacts are committed under data/models/.
 zoo: install

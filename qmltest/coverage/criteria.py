@@ -131,7 +131,9 @@ class Coverage:
         for c in self.criteria:
             _, items = c.hits(probs, self.bounds)
             flat = self.state[c.name].reshape(-1)
-            new = np.unique(items[~flat[items]])
+            new = items[~flat[items]]
+            if len(probs) > 1:  # one input never hits an item twice
+                new = np.unique(new)
             flat[new] = True
             self.count[c.name] += len(new)
             gained[c.name] = len(new)
@@ -143,7 +145,8 @@ class Coverage:
         out = {}
         for c in self.criteria:
             _, items = c.hits(probs, self.bounds)
-            out[c.name] = len(np.unique(items[~self.state[c.name].reshape(-1)[items]]))
+            new = items[~self.state[c.name].reshape(-1)[items]]
+            out[c.name] = len(np.unique(new)) if len(probs) > 1 else len(new)
         return out
 
     def values(self) -> dict[str, float]:
