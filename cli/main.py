@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import typer
-from qmltest_cli import cover_cmd, diversity_cmd, evaluate_cmd, inspect_cmd, profile_cmd, train_cmd, zoo_cmd
+from qmltest_cli import (
+    cover_cmd,
+    diversity_cmd,
+    evaluate_cmd,
+    inspect_cmd,
+    mutate_cmd,
+    profile_cmd,
+    train_cmd,
+    zoo_cmd,
+)
 
 app = typer.Typer(
     name="qmltest",
@@ -19,6 +28,8 @@ app.command("evaluate")(evaluate_cmd.evaluate)
 app.command("profile")(profile_cmd.profile)
 app.command("cover")(cover_cmd.cover)
 app.command("diversity")(diversity_cmd.diversity)
+app.command("mutate")(mutate_cmd.mutate)
+app.command("shots")(mutate_cmd.shots)
 
 
 def run() -> None:

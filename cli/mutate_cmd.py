@@ -1,0 +1,169 @@
+"""`qmltest mutate` (QuanForge suite) and `qmltest shots` (Hoeffding bound, QuanForge Sec. 4.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import EXIT_GATE, err, handle_errors, out, progress_bar, write_output
+from rich.table import Table
+
+from qmltest import artifact, report
+from qmltest.data import datasets
+from qmltest.errors import InputError
+from qmltest.evaluate import label_indices
+from qmltest.mutation import operators as ops
+from qmltest.mutation.evaluate import Data
+from qmltest.mutation.gates import CATEGORIES, categories_of
+from qmltest.mutation.generate import Settings
+from qmltest.mutation.run import Cell, run
+from qmltest.mutation.scope import Scope, make_scope, parse_range
+from qmltest.mutation.stats import hoeffding_shots
+
+
+def load_data(spec: str, model: artifact.Model, per_class: int | None, seed: int) -> Data:
+    """'mnist:train' (builtin and split) or a file; labels mapped to the model's classes."""
+    name, _, split = spec.partition(":")
+    if name in datasets.BUILTIN:
+        x, y = datasets.select(name, split or "test", model.classes, per_class, seed)
+    else:
+        x, y = datasets.select(spec, "all", model.classes, per_class, seed)
+    return Data(spec, model.encode(x), label_indices(model, y))
+
+
+def scan_cells(scan: str | None, base: Scope, model: artifact.Model) -> list[Cell]:
+    if not scan:
+        return [Cell("all", base)]
+    kind, _, value = scan.partition("=")
+    if kind == "depth":
+        if not value:
+            value = "0-25%,25-50%,50-75%,75-100%"
+        return [Cell(f"depth {r}", Scope(base.qubits, parse_range(r), base.gate_types)) for r in value.split(",")]
+    if kind == "gate-type":
+        present = set().union(*(categories_of(g.name) for g in model.ir.gates))
+        names = value.split(",") if value else [c for c in CATEGORIES if c in present]
+        return [Cell(f"type {c}", Scope(base.qubits, base.depth, (c,))) for c in names]
+    if kind == "qubit":
+        return [
+            Cell(f"qubit {q}", Scope(frozenset({q}), base.depth, base.gate_types)) for q in range(model.ir.num_qubits)
+        ]
+    raise InputError(f"--scan takes depth=RANGES, gate-type or qubit, got '{scan}'")
+
+
+@handle_errors
+def mutate(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    suite: str = typer.Option("quanforge", help="Operator suite: quanforge."),
+    operators: str = typer.Option(",".join(ops.QUANFORGE), help="Comma-separated operators."),
+    reference: str = typer.Option("mnist:train", help="Reference data for generation (Sec. 3.1), name:split."),
+    reference_per_class: int = typer.Option(100, help="Reference inputs per class."),
+    test: list[str] = typer.Option(None, help="Test suite(s) to score: name:split or a .npz file."),
+    test_per_class: int = typer.Option(None, help="Inputs per class of each --test (default: all)."),
+    qubits: str = typer.Option(None, help="Qubit range, e.g. 0-7 (default: all)."),
+    depth: str = typer.Option(None, help="Depth range in percent, e.g. 0-50%."),
+    gate_types: str = typer.Option(None, help="Table 1 categories, e.g. rotation,controlled."),
+    scan: str = typer.Option(None, help="depth=0-25%,25-50%,...  |  gate-type  |  qubit"),
+    shots: int = typer.Option(1000, help="Shots per prediction (Hoeffding: `qmltest shots`)."),
+    repeats: int = typer.Option(20, help="Repeated predictions per accuracy distribution."),
+    alpha: float = typer.Option(0.05, help="GLM p-value threshold."),
+    effect: float = typer.Option(0.5, help="Cohen's d threshold (beta)."),
+    tau_rse: float = typer.Option(0.05, help="RSE stability threshold."),
+    tau_trivial: float = typer.Option(0.75, help="Non-triviality accuracy threshold."),
+    lb: float = typer.Option(0.0, help="Lower bound of the gate percentage search."),
+    ub: float = typer.Option(0.5, help="Upper bound of the gate percentage search."),
+    k_max: int = typer.Option(10, "--k-max", help="Stability iterations per search step."),
+    batch: int = typer.Option(10, help="Mutants generated per stability iteration (i)."),
+    distribution: str = typer.Option("gaussian", help="PF/RGA noise: gaussian, uniform, exponential."),
+    scale: float = typer.Option(1.0, help="Noise scale (PF default N(0, 1), Sec. 4.3.2)."),
+    seed: int = typer.Option(0, help="Root seed of every random choice."),
+    out_dir: Path = typer.Option(None, "--out", help="Run folder (resumable)."),
+    force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
+    json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
+    csv_out: Path = typer.Option(None, "--csv", help="Write one row per mutant."),
+    fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Generate effective mutants (Algorithm 1) and score test suites by statistical killing (Eq. 2, 4)."""
+    if suite != "quanforge":
+        raise InputError(f"unknown operator suite '{suite}' (available: quanforge)")
+    model = artifact.load(model_path, manifest)
+    op_list = [ops.get(n.strip(), distribution=distribution, scale=scale) for n in operators.split(",") if n.strip()]
+    base = make_scope(model.ir.num_qubits, qubits, depth, gate_types)
+    cells = scan_cells(scan, base, model)
+    ref = load_data(reference, model, reference_per_class, seed)
+    suites = [load_data(t, model, test_per_class, seed) for t in (test or [])]
+    settings = Settings(
+        lb=lb, ub=ub, k_max=k_max, i=batch, alpha=alpha, effect=effect, tau_rse=tau_rse, tau_trivial=tau_trivial
+    )
+    with progress_bar("mutating", len(cells) * len(op_list), quiet) as advance:
+        started = [False]
+
+        def step(label: str) -> None:
+            if started[0]:
+                advance(1)
+            started[0] = True
+
+        result = run(model, ref, suites, op_list, cells, settings, repeats, shots, seed, out_dir, force, step)
+    write_output(json_out, report.to_json(result))
+    if csv_out:
+        rows = [
+            {k: (";".join(v) if k == "notes" else v) for k, v in mutant_row_flat(r).items()} for r in result["mutants"]
+        ]
+        write_output(csv_out, report.to_csv(rows))
+    if not quiet and str(json_out) != "-":
+        render(result)
+    low = [n for n, s in result["suites"].items() if fail_under is not None and (s["mutation_score"] or 0) < fail_under]
+    if low:
+        err.print(f"mutation score below {fail_under}: {', '.join(low)}", markup=False)
+        raise typer.Exit(EXIT_GATE)
+
+
+def mutant_row_flat(row: dict) -> dict:
+    flat = {k: v for k, v in row.items() if k != "kills"}
+    flat["kills"] = ";".join(f"{s}={'|'.join(map(str, c))}" for s, c in sorted(row["kills"].items()))
+    return flat
+
+
+def render(result: dict) -> None:
+    t = Table(
+        title=f"QuanForge mutants (reference {result['reference']['name']}, "
+        f"original accuracy {result['reference']['original_mean_accuracy']:.4f})"
+    )
+    for col in ("cell", "operator", "generated", "equivalent", "effective", "KR", "NR", "mean acc"):
+        t.add_column(col, justify="right" if col not in ("cell", "operator") else "left")
+    pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    for cell, rows in result["cells"].items():
+        for op, s in rows.items():
+            acc = "-" if s["mean_effective_accuracy"] is None else f"{s['mean_effective_accuracy']:.4f}"
+            t.add_row(
+                cell,
+                op,
+                str(s["generated"]),
+                str(s["equivalent"]),
+                str(s["effective"]),
+                pct(s["KR"]),
+                pct(s["NR"]),
+                acc,
+            )
+    out.print(t)
+    if result["suites"]:
+        st = Table(title="test suites (class-level mutation score, Eq. 4)")
+        for col in ("suite", "inputs", "score", "null-control kill rate"):
+            st.add_column(col)
+        for name, s in result["suites"].items():
+            st.add_row(name, str(s["inputs"]), pct(s["mutation_score"]), pct(s["null_control_kill_rate"]))
+        out.print(st)
+
+
+@handle_errors
+def shots(
+    epsilon: float = typer.Option(0.05, help="Error bound on each output's estimate."),
+    confidence: float = typer.Option(0.95, help="Confidence level delta."),
+    outputs: int = typer.Option(2, help="Number of output qubits q."),
+) -> None:
+    """Shots per prediction from Hoeffding's inequality with a union bound: s >= ln(2q/(1-delta)) / (2 eps^2)."""
+    out.print(str(hoeffding_shots(epsilon, confidence, outputs)))
+
+
+__all__ = ["mutate", "shots"]

@@ -1,0 +1,1 @@
+"""Mutation testing: operators (pure IR -> IR, in a registry), statistics, generation, scoring."""

@@ -1,0 +1,56 @@
+"""Pure IR edits shared by the operators: flatten to (layer, gate) rows, change them, rebuild."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from qmltest.ir import Gate, Layer, ModelIR, Param, blocks_of
+from qmltest.mutation.gates import make
+
+
+@dataclass(frozen=True)
+class Row:
+    layer: int
+    gate: Gate
+
+
+def flatten(ir: ModelIR) -> list[Row]:
+    return [Row(i, g) for i, layer in enumerate(ir.layers) for g in layer.gates]
+
+
+def rebuild(ir: ModelIR, rows: list[Row]) -> ModelIR:
+    """New IR with each layer's gates taken from `rows` (order kept), blocks regrouped."""
+    layers = []
+    for i, layer in enumerate(ir.layers):
+        gates = [r.gate for r in rows if r.layer == i]
+        layers.append(Layer(layer.name, layer.kind, blocks_of(gates)))
+    return replace(ir, layers=tuple(layers))
+
+
+def gate(name: str, qubits: tuple[int, ...], params: list, kinds: list[str] | None = None) -> Gate:
+    """A new IR gate (no source span: it is not in the original text)."""
+    op = make(name, params)
+    kinds = kinds or ["weight"] * len(params)
+    ir_params = tuple(Param(str(p), k) if k == "data" else Param(float(p), k) for p, k in zip(params, kinds))
+    return Gate(name, qubits, ir_params, op)
+
+
+def with_params(g: Gate, values: list) -> Gate:
+    """The same gate with new parameter values (numbers or expressions)."""
+    return gate(g.name, g.qubits, values, [p.kind for p in g.params])
+
+
+def with_name(g: Gate, name: str, qubits: tuple[int, ...] | None = None) -> Gate:
+    return gate(name, qubits or g.qubits, list(g.operation.params), [p.kind for p in g.params])
+
+
+def moments(rows: list[Row]) -> list[int]:
+    """ASAP time step of every gate (a gate starts after the last gate on any of its qubits)."""
+    free: dict[int, int] = {}
+    out = []
+    for r in rows:
+        t = max((free.get(q, 0) for q in r.gate.qubits), default=0)
+        out.append(t)
+        for q in r.gate.qubits:
+            free[q] = t + 1
+    return out

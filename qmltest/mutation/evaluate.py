@@ -1,0 +1,75 @@
+"""Evaluate mutants on labelled inputs: exact probabilities once, repeated shot predictions after.
+
+The `Evaluator` holds the original model and a data set; a mutant's probabilities are simulated
+once and its accuracy distributions are sampled with a generator seeded by the mutant id, so the
+same mutant always gets the same numbers. An equivalent mutant (identical outputs on every input)
+is detected exactly before any sampling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from qmltest.artifact import Model
+from qmltest.errors import QmlTestError
+from qmltest.mutation import stats
+
+EQUIVALENCE_TOL = 1e-10
+
+
+def seed_of(*parts: object) -> list[int]:
+    """A stable seed sequence from strings/ints (no Python hash randomization)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+
+
+@dataclass(frozen=True)
+class Data:
+    """Inputs already encoded for the model, with class indices."""
+
+    name: str
+    encoded: np.ndarray
+    y: np.ndarray
+
+
+class Evaluator:
+    def __init__(self, original: Model, repeats: int, shots: int | None, seed: int) -> None:
+        self.original = original
+        self.repeats = repeats
+        self.shots = shots
+        self.seed = seed
+        self._orig_probs: dict[str, np.ndarray] = {}
+
+    def probs(self, model: Model, data: Data) -> np.ndarray:
+        from qmltest.simulate import engine
+
+        return engine.probabilities(model.job(), data.encoded)
+
+    def original_probs(self, data: Data) -> np.ndarray:
+        if data.name not in self._orig_probs:
+            self._orig_probs[data.name] = self.probs(self.original, data)
+        return self._orig_probs[data.name]
+
+    def accuracies(self, probs: np.ndarray, data: Data, key: str, mask: np.ndarray | None = None) -> np.ndarray:
+        m = self.original
+        sel = slice(None) if mask is None else mask
+        rng = np.random.default_rng(seed_of(self.seed, key, data.name))
+        return stats.accuracy_distribution(
+            probs[sel], data.y[sel], m.readout_map, m.num_classes, self.repeats, self.shots, rng
+        )
+
+    def original_accuracies(self, data: Data, mask: np.ndarray | None = None, tag: str = "all") -> np.ndarray:
+        return self.accuracies(self.original_probs(data), data, f"original/{tag}", mask)
+
+    def mutant_probs(self, mutant: Model, data: Data) -> tuple[np.ndarray | None, str]:
+        """(probabilities, status): status is ok, equivalent or incompetent (the mutant cannot run)."""
+        try:
+            p = self.probs(mutant, data)
+        except QmlTestError as exc:
+            return None, f"incompetent: {exc}"
+        if np.max(np.abs(p - self.original_probs(data))) < EQUIVALENCE_TOL:
+            return p, "equivalent"
+        return p, "ok"

@@ -1,0 +1,221 @@
+"""Effective-mutant generation (QuanForge Algorithm 1): binary search over the gate percentage.
+
+For a percentage mid in [lb, ub], mutants are generated i at a time until the batch's RSE (Eq. 1)
+falls below tau_RSE or k_max rounds pass (stability checker). An unstable batch lowers ub and grows
+i by 1.5x. A stable batch whose mean accuracies differ from the original's (isSetKilled) lowers ub
+and contributes its killable, non-trivial mutants (mutant analyzer); otherwise lb rises. The search
+stops when [lb, ub] no longer changes the number of mutated gates (search bound checker).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qmltest.artifact import Model
+from qmltest.mutation import stats
+from qmltest.mutation.evaluate import Data, Evaluator, seed_of
+from qmltest.mutation.operators import Operator
+from qmltest.mutation.scope import Scope
+
+
+@dataclass(frozen=True)
+class Settings:
+    lb: float = 0.0
+    ub: float = 0.5
+    k_max: int = 10
+    i: int = 10
+    alpha: float = 0.05
+    effect: float = 0.5
+    tau_rse: float = 0.05
+    tau_trivial: float = 0.75
+    max_steps: int = 12
+
+
+@dataclass
+class Mutant:
+    id: str
+    operator: str
+    percentage: float
+    notes: list[str]
+    model: Model
+    status: str = "ok"  # ok | equivalent | incompetent: ...
+    accuracies: np.ndarray | None = None
+    p_value: float = math.nan
+    effect_size: float = math.nan
+    killable: bool = False
+    nontrivial: bool = False
+    kills: dict[str, list] = field(default_factory=dict)
+
+    @property
+    def effective(self) -> bool:
+        return self.status == "ok" and self.killable and self.nontrivial
+
+    @property
+    def mean_accuracy(self) -> float:
+        return float(np.mean(self.accuracies)) if self.accuracies is not None else math.nan
+
+    def record(self) -> dict:
+        """What the run folder keeps for resuming: everything but the model itself."""
+        return {
+            "id": self.id,
+            "operator": self.operator,
+            "percentage": self.percentage,
+            "notes": self.notes,
+            "status": self.status,
+            "accuracies": None if self.accuracies is None else [float(a) for a in self.accuracies],
+            "p_value": self.p_value,
+            "effect_size": self.effect_size,
+            "killable": self.killable,
+            "nontrivial": self.nontrivial,
+            "kills": self.kills,
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict, model: Model) -> Mutant:
+        acc = rec.get("accuracies")
+        return cls(
+            rec["id"],
+            rec["operator"],
+            rec["percentage"],
+            list(rec["notes"]),
+            model,
+            rec["status"],
+            None if acc is None else np.asarray(acc, dtype=float),
+            float(rec["p_value"]),
+            float(rec["effect_size"]),
+            bool(rec["killable"]),
+            bool(rec["nontrivial"]),
+            dict(rec.get("kills", {})),
+        )
+
+
+def mutant_id(original_sha: str, operator: str, qasm_text: str) -> str:
+    """Content address: the same mutant circuit of the same model is the same mutant."""
+    return hashlib.sha256(f"{original_sha}\x1f{operator}\x1f{qasm_text}".encode()).hexdigest()[:16]
+
+
+@dataclass
+class Step:
+    lb: float
+    ub: float
+    mid: float
+    generated: int
+    rse: float
+    stable: bool
+    set_killed: bool | None
+    effective: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Generator:
+    """Runs Algorithm 1 for one operator and scope; `cache` maps mutant ids to evaluated mutants."""
+
+    def __init__(
+        self,
+        original: Model,
+        reference: Data,
+        evaluator: Evaluator,
+        settings: Settings,
+        seed: int,
+        records: dict[str, dict] | None = None,
+        on_mutant: Callable[[Mutant], None] | None = None,
+    ) -> None:
+        self.original = original
+        self.reference = reference
+        self.evaluator = evaluator
+        self.settings = settings
+        self.seed = seed
+        self.records = records if records is not None else {}  # finished mutants of an earlier run
+        self.cache: dict[str, Mutant] = {}
+        self.on_mutant = on_mutant
+        self.orig_acc = evaluator.original_accuracies(reference)
+
+    def make(self, operator: Operator, scope: Scope, percentage: float, tag: str) -> Mutant | None:
+        rng = np.random.default_rng(seed_of(self.seed, operator.name, tag))
+        result = operator.mutate(self.original.ir, scope, percentage, rng)
+        if result is None:
+            return None
+        new_ir, notes = result
+        try:
+            model = self.original.with_ir(new_ir)
+        except Exception as exc:  # the mutant cannot be written as QASM3: incompetent
+            mid = mutant_id(self.original.sha256, operator.name, repr(notes))
+            return Mutant(mid, operator.name, percentage, notes, self.original, f"incompetent: {exc}")
+        mid = mutant_id(self.original.sha256, operator.name, model.qasm_text)
+        if mid in self.cache:
+            return self.cache[mid]
+        if mid in self.records:
+            mutant = Mutant.from_record(self.records[mid], model)
+        else:
+            mutant = Mutant(mid, operator.name, percentage, notes, model)
+            self.evaluate(mutant)
+            if self.on_mutant:
+                self.on_mutant(mutant)
+        self.cache[mid] = mutant
+        return mutant
+
+    def evaluate(self, mutant: Mutant) -> None:
+        probs, status = self.evaluator.mutant_probs(mutant.model, self.reference)
+        mutant.status = status
+        if status != "ok" or probs is None:
+            return
+        acc = self.evaluator.accuracies(probs, self.reference, mutant.id)
+        verdict = stats.is_killed(self.orig_acc, acc, self.settings.alpha, self.settings.effect)
+        mutant.accuracies = acc
+        mutant.p_value, mutant.effect_size = verdict.p_value, verdict.effect_size
+        mutant.killable = verdict.killed
+        mutant.nontrivial = stats.is_nontrivial(acc, self.settings.tau_trivial)
+
+    def run(self, operator: Operator, scope: Scope, cell: str = "all") -> tuple[list[Mutant], list[Mutant], list[Step]]:
+        """(effective mutants, every mutant generated, search log)."""
+        s = self.settings
+        num_sites = len(operator.sites(self.original.ir, scope))
+        lb, ub, i = s.lb, s.ub, s.i
+        effective: dict[str, Mutant] = {}
+        generated: dict[str, Mutant] = {}
+        log: list[Step] = []
+        if num_sites == 0:
+            return [], [], log
+        for step in range(s.max_steps):
+            mid = (lb + ub) / 2
+            batch: list[Mutant] = []
+            k = 0
+            while k <= s.k_max and stats.rse([m.mean_accuracy for m in batch if m.status == "ok"]) > s.tau_rse:
+                k += 1
+                for j in range(i):
+                    m = self.make(operator, scope, mid, f"{cell}/{step}/{k}/{j}")
+                    if m is not None:
+                        batch.append(m)
+                        generated[m.id] = m
+            scored = [m for m in batch if m.status == "ok"]
+            value = stats.rse([m.mean_accuracy for m in scored])
+            entry = Step(lb, ub, mid, len(batch), value, value <= s.tau_rse, None, 0)
+            if value > s.tau_rse:
+                ub, i = mid, math.ceil(1.5 * i)
+            else:
+                mut_ac = np.array([m.mean_accuracy for m in scored])
+                ori_ac = np.full(len(mut_ac), float(np.mean(self.orig_acc)))
+                entry.set_killed = stats.is_killed(ori_ac, mut_ac, s.alpha, s.effect).killed
+                if entry.set_killed:
+                    ub = mid
+                    chosen = [m for m in scored if m.effective]
+                    entry.effective = len(chosen)
+                    effective.update({m.id: m for m in chosen})
+                else:
+                    lb = mid
+            log.append(entry)
+            if not self.refinable(lb, ub, num_sites, operator):
+                break
+        return list(effective.values()), list(generated.values()), log
+
+    @staticmethod
+    def refinable(lb: float, ub: float, num_sites: int, operator: Operator) -> bool:
+        """Search bound checker: the bounds still differ in the number of gates they mutate."""
+        return operator.count(num_sites, lb) != operator.count(num_sites, ub)
