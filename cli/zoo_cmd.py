@@ -27,8 +27,8 @@ def list_models(as_json: bool = typer.Option(False, "--json", help="Print JSON i
     for row in archs:
         t.add_row(row["name"], row["description"])
     out.print(t)
-    m = Table(title="shipped models (data/models)")
-    for col in ("path", "arch", "dataset", "classes", "qubits", "gates", "test acc"):
+    m = Table(title="shipped models (data/models/)")
+    for col in ("model", "arch", "dataset", "classes", "qubits", "gates", "test acc"):
         m.add_column(col)
     for row in models:
         acc = row.get("test_accuracy")

@@ -167,7 +167,10 @@ class Generator:
         if status != "ok" or probs is None:
             return
         acc = self.evaluator.accuracies(probs, self.reference, mutant.id)
-        verdict = stats.is_killed(self.orig_acc, acc, self.settings.alpha, self.settings.effect)
+        # a fresh draw of the original's distribution for every comparison keeps the comparisons
+        # independent: one shared draw would make every verdict depend on that draw's luck
+        baseline = self.evaluator.original_accuracies(self.reference, None, f"vs/{mutant.id}")
+        verdict = stats.is_killed(baseline, acc, self.settings.alpha, self.settings.effect)
         mutant.accuracies = acc
         mutant.p_value, mutant.effect_size = verdict.p_value, verdict.effect_size
         mutant.killable = verdict.killed

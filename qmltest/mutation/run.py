@@ -24,7 +24,7 @@ from qmltest.mutation.operators import Operator
 from qmltest.mutation.scope import Scope
 
 FORMAT = "qmltest.mutation/1"
-NULL_COPIES = 20
+NULL_COPIES = 50
 
 
 class RunFolder:
@@ -73,7 +73,6 @@ def score_suites(
     out = {}
     for suite in suites:
         classes = [c for c in range(original.num_classes) if np.any(suite.y == c)]
-        orig = {c: evaluator.original_accuracies(suite, suite.y == c, f"class{c}") for c in classes}
         killed_total = 0
         for m in mutants:
             if suite.name not in m.kills:
@@ -81,7 +80,8 @@ def score_suites(
                 kills = []
                 for c in classes:
                     acc = evaluator.accuracies(probs, suite, f"{m.id}/class{c}", suite.y == c)
-                    if stats.is_killed(orig[c], acc, settings.alpha, settings.effect).killed:
+                    orig = evaluator.original_accuracies(suite, suite.y == c, f"vs/{m.id}/class{c}")
+                    if stats.is_killed(orig, acc, settings.alpha, settings.effect).killed:
                         kills.append(original.classes[c])
                 m.kills[suite.name] = kills
                 folder.save(m)
@@ -91,7 +91,8 @@ def score_suites(
         for r in range(NULL_COPIES):
             for c in classes:
                 acc = evaluator.accuracies(base, suite, f"null{r}/class{c}", suite.y == c)
-                null_kills += stats.is_killed(orig[c], acc, settings.alpha, settings.effect).killed
+                orig = evaluator.original_accuracies(suite, suite.y == c, f"vs/null{r}/class{c}")
+                null_kills += stats.is_killed(orig, acc, settings.alpha, settings.effect).killed
         denom = len(mutants) * original.num_classes
         out[suite.name] = {
             "inputs": int(len(suite.y)),

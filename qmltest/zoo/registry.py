@@ -23,6 +23,7 @@ def shipped_models(folder: Path = MODELS_DIR) -> list[dict]:
         rows.append(
             {
                 "path": str(manifest.parent.relative_to(folder.parents[1])),
+                "model": manifest.parent.name,
                 "name": m["name"],
                 "arch": m.get("arch", "unknown"),
                 "dataset": tr.get("dataset"),

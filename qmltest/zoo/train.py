@@ -21,6 +21,7 @@ from qmltest.simulate import statevector
 from qmltest.zoo import architectures as archs
 
 EPS = 1e-12
+LINEAR_DECAY = 1e-2
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,13 @@ def fit_preprocessing(arch: str, dataset: str, x: np.ndarray, num_features: int,
         comps = vt[:num_features]
         proj = (z - mean) @ comps.T
         scale = np.pi / (np.abs(proj).max(axis=0) + EPS) / 2
-        weight = comps * scale[:, None] / hi
-        bias = -mean @ (comps * scale[:, None]).T + np.pi / 2
-        return [{"op": "linear", "weight": weight.tolist(), "bias": bias.tolist()}]
+        weight = comps * scale[:, None]
+        bias = -mean @ weight.T + np.pi / 2
+        width = x.shape[1]
+        return [
+            {"op": "affine", "scale": [1.0 / hi] * width, "offset": [0.0] * width},
+            {"op": "linear", "weight": weight.tolist(), "bias": bias.tolist()},
+        ]
     # Qiskit ML family: standardize, PCA to the qubit count when needed, scale to [0, pi].
     mean, std = x.mean(axis=0), x.std(axis=0) + EPS
     steps: list[dict] = [{"op": "affine", "scale": (1 / std).tolist(), "offset": (-mean / std).tolist()}]
@@ -105,6 +110,7 @@ def train(
     train_per_class: int = 200,
     maxiter: int = 150,
     progress: Callable[[int, float], None] | None = None,
+    restarts: int = 1,
 ) -> artifact.Model:
     """Train an architecture on a dataset's train split; returns the model with weights bound."""
     ds = datasets.load(dataset)
@@ -122,11 +128,15 @@ def train(
     linear = steps[-1] if steps and steps[-1]["op"] == "linear" else None
     head = steps[:-1] if linear else steps
     z = preprocess(head, x_all)
-    rng = np.random.default_rng(seed)
     nw = len(built.weights)
-    w0 = rng.uniform(-0.1, 0.1, nw) if built.encoding == "amplitude" else rng.uniform(-np.pi, np.pi, nw) * 0.5
     lin_shape = np.asarray(linear["weight"]).shape if linear else (0, 0)
-    theta0 = np.concatenate([w0] + ([np.ravel(linear["weight"]), linear["bias"]] if linear else []))
+    lin0 = [np.ravel(linear["weight"]), np.asarray(linear["bias"])] if linear else []
+    starts = []
+    for r in range(max(1, restarts)):
+        rng = np.random.default_rng(seed if r == 0 else [seed, r])
+        w0 = rng.uniform(-0.1, 0.1, nw) if built.encoding == "amplitude" else rng.uniform(-np.pi, np.pi, nw) * 0.5
+        starts.append(np.concatenate([w0, *lin0]))
+    theta0 = starts[0]
     wrt = list(built.weights) + list(built.features)
     last_loss = [float("nan")]
 
@@ -147,7 +157,10 @@ def train(
         grad = [total[:nw]]
         if linear:
             gfeat = per_input[:, nw:]
-            grad += [(gfeat.T @ z).ravel(), gfeat.sum(axis=0)]
+            # L2 pull towards the PCA initialization keeps the classical layer from memorizing
+            drift = theta[nw : nw + wl.size] - theta0[nw : nw + wl.size]
+            loss += 0.5 * LINEAR_DECAY * float(drift @ drift)
+            grad += [(gfeat.T @ z).ravel() + LINEAR_DECAY * drift, gfeat.sum(axis=0)]
         last_loss[0] = loss
         return loss, np.concatenate(grad)
 
@@ -158,7 +171,15 @@ def train(
         if progress:
             progress(iteration[0], last_loss[0])
 
-    res = minimize(objective, theta0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter}, callback=on_iteration)
+    res = None
+    for start in starts:  # multi-start: small circuits have many poor local minima
+        iteration[0] = 0
+        trial = minimize(
+            objective, start, jac=True, method="L-BFGS-B", options={"maxiter": maxiter}, callback=on_iteration
+        )
+        if res is None or trial.fun < res.fun:
+            res = trial
+    assert res is not None
     theta = res.x
     if linear:
         wl = theta[nw : nw + lin_shape[0] * lin_shape[1]].reshape(lin_shape)
@@ -174,6 +195,7 @@ def train(
         "seed": seed,
         "optimizer": "L-BFGS-B (adjoint gradient)",
         "iterations": int(res.nit),
+        "restarts": max(1, restarts),
         "final_loss": float(res.fun),
         "train_samples": len(y),
         "train_accuracy": train_acc,

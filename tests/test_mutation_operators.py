@@ -1,0 +1,101 @@
+"""QuanForge operators: every operator on every zoo architecture gives a valid, different circuit that
+changes only what it claims; seeded choices repeat."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_model
+
+from qmltest.mutation import edit
+from qmltest.mutation import operators as ops
+from qmltest.mutation.scope import Scope, make_scope
+from qmltest.zoo.architectures import ARCHS
+
+MODELS = {arch: random_model(arch, [0, 1]) for arch in sorted(ARCHS)}
+
+
+def _signature(ir) -> list[tuple]:
+    return [(g.name, g.qubits, tuple(p.value for p in g.params)) for g in ir.gates]
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+@pytest.mark.parametrize("name", ops.QUANFORGE)
+def test_operator_yields_valid_different_circuit(arch: str, name: str) -> None:
+    model = MODELS[arch]
+    op = ops.get(name)
+    result = op.mutate(model.ir, Scope(), 0.1, np.random.default_rng(3))
+    assert result is not None, f"{name} found no site in {arch}"
+    new_ir, notes = result
+    assert notes
+    assert _signature(new_ir) != _signature(model.ir)
+    mutant = model.with_ir(new_ir)  # exports to QASM3 and keeps the manifest consistent
+    assert mutant.manifest["layers"][-1]["stop"] == len(new_ir.gates)
+    width = 256 if model.amplitude else len(model.ir.inputs)
+    probs = mutant.probabilities(np.random.default_rng(0).uniform(0, 1, (3, width)))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-9)
+    again = op.mutate(model.ir, Scope(), 0.1, np.random.default_rng(3))
+    assert _signature(again[0]) == _signature(new_ir)
+
+
+def test_psf_flips_exactly_the_chosen_signs() -> None:
+    ir = MODELS["qcl"].ir
+    new_ir, notes = ops.PSF().mutate(ir, Scope(), 0.05, np.random.default_rng(1))
+    before, after = _signature(ir), _signature(new_ir)
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(changed) == len(notes) == ops.PSF().count(len(ops.PSF().sites(ir, Scope())), 0.05)
+    for i in changed:
+        assert before[i][:2] == after[i][:2]
+        assert after[i][2] == tuple(-v for v in before[i][2])
+
+
+def test_gpm_keeps_qubits_and_multiset_of_gates() -> None:
+    ir = MODELS["hcqc_so4"].ir
+    new_ir, _ = ops.GPM().mutate(ir, Scope(), 0.02, np.random.default_rng(2))
+    assert sorted(map(repr, _signature(ir))) == sorted(map(repr, _signature(new_ir)))
+    assert _signature(ir) != _signature(new_ir)
+
+
+def test_pf_changes_only_weights_by_the_drawn_noise() -> None:
+    ir = MODELS["zzfm_su2"].ir
+    new_ir, notes = ops.PF().mutate(ir, Scope(), 0.1, np.random.default_rng(5))
+    for a, b in zip(ir.gates, new_ir.gates):
+        assert a.name == b.name and a.qubits == b.qubits
+        for pa, pb in zip(a.params, b.params):
+            assert pa.kind == pb.kind
+            if pa.kind == "data":
+                assert pa.value == pb.value
+    assert sum(a.params != b.params for a, b in zip(ir.gates, new_ir.gates)) == len(notes)
+
+
+def test_gr_keeps_size_and_parameters() -> None:
+    ir = MODELS["drnn"].ir
+    new_ir, _ = ops.GR().mutate(ir, Scope(), 0.05, np.random.default_rng(4))
+    for a, b in zip(ir.gates, new_ir.gates):
+        assert len(a.qubits) == len(b.qubits) and a.qubits == b.qubits
+        assert [p.value for p in a.params] == [p.value for p in b.params]
+
+
+def test_rga_adds_count_gates_rgd_removes() -> None:
+    ir = MODELS["qcl"].ir
+    n = len(ir.gates)
+    added, notes = ops.RGA().mutate(ir, Scope(), 0.02, np.random.default_rng(0))
+    assert len(added.gates) == n + len(notes)
+    removed, notes = ops.RGD().mutate(ir, Scope(), 0.02, np.random.default_rng(0))
+    assert len(removed.gates) == n - len(notes) == n - ops.RGD().count(n, 0.02)
+
+
+def test_scope_limits_qubits_depth_and_types() -> None:
+    ir = MODELS["qcl"].ir
+    scope = make_scope(8, "0-1", "0-50%", "rotation")
+    rows = edit.flatten(ir)
+    sites = ops.PF().sites(ir, scope)
+    fractions = scope.depth_fractions(rows)
+    assert sites
+    for i in sites:
+        g = rows[i].gate
+        assert set(g.qubits) <= {0, 1} and g.name in ("rx", "rz") and fractions[i] < 0.5
+    new_ir, _ = ops.PSF().mutate(ir, scope, 0.5, np.random.default_rng(0))
+    for i, (a, b) in enumerate(zip(ir.gates, new_ir.gates)):
+        if a != b:
+            assert i in sites

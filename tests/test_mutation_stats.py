@@ -1,0 +1,70 @@
+"""Statistical killing: Hoeffding bound, GLM = pooled t-test, false-kill rate of identical copies,
+RSE and non-triviality by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import random_model
+from scipy import stats as sps
+
+from qmltest.mutation import stats
+from qmltest.mutation.run import null_kill_rate
+
+
+def test_hoeffding_bound_matches_paper() -> None:
+    # s >= ln(2q / (1 - delta)) / (2 eps^2) = ln(80) / 0.005 = 876.4 for q = 2 (QuanForge Sec. 4.1)
+    assert stats.hoeffding_shots(0.05, 0.95, 2) == 877
+    assert stats.hoeffding_shots(0.05, 0.95, 3) == math.ceil(math.log(120) / 0.005)
+    assert stats.hoeffding_shots(0.05, 0.95, 3) <= 1000  # the paper's s = 1000 covers both tasks
+
+
+def test_glm_pvalue_equals_pooled_t_test() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        a, b = rng.normal(0.9, 0.02, 20), rng.normal(0.89, 0.03, 20)
+        expected = sps.ttest_ind(a, b, equal_var=True).pvalue
+        assert stats.glm_pvalue(a, b) == pytest.approx(expected, rel=1e-9)
+
+
+def test_cohens_d_and_kill_rule() -> None:
+    a, b = np.array([0.9, 0.92, 0.88, 0.9]), np.array([0.8, 0.82, 0.78, 0.8])
+    sd = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+    assert stats.cohens_d(a, b) == pytest.approx(0.1 / sd)
+    assert stats.is_killed(a, b).killed
+    assert not stats.is_killed(a, a.copy()).killed
+    assert not stats.is_killed(a, b, beta=1e9).killed  # the effect size gate also applies
+
+
+def test_rse_and_nontrivial_by_hand() -> None:
+    acc = [0.9, 0.8, 0.85, 0.95]
+    expected = np.std(acc, ddof=1) / (np.mean(acc) * 2)
+    assert stats.rse(acc) == pytest.approx(expected)
+    assert stats.rse([0.9]) == math.inf
+    assert stats.is_nontrivial(np.array([0.8, 0.7]), 0.75)
+    assert not stats.is_nontrivial(np.array([0.7, 0.7]), 0.75)
+
+
+def test_accuracy_distribution_is_seeded_and_centered() -> None:
+    probs = np.array([[0.7, 0.3], [0.45, 0.55], [0.9, 0.1]])
+    y = np.array([0, 1, 0])
+    a = stats.accuracy_distribution(probs, y, [0, 1], 2, 50, 1000, np.random.default_rng(1))
+    b = stats.accuracy_distribution(probs, y, [0, 1], 2, 50, 1000, np.random.default_rng(1))
+    assert np.array_equal(a, b) and a.shape == (50,)
+    # input 2 (0.45/0.55) is right with probability P(Binomial(1000, 0.55) > 500) ~ 0.999
+    assert a.mean() == pytest.approx(1.0, abs=0.01)
+    exact = stats.accuracy_distribution(probs, y, [0, 1], 2, 5, None, np.random.default_rng(1))
+    assert exact.tolist() == [1.0] * 5
+
+
+def test_identical_mutant_killed_at_most_about_alpha() -> None:
+    """1000 seeded trials of an unchanged copy: the false-kill rate stays near alpha (binomial 3 sigma)."""
+    model = random_model("zfm_ra", [0, 1])
+    x = np.random.default_rng(0).uniform(0, np.pi, (40, 4))
+    probs = model.probabilities(x)
+    y = model.predict(probs)
+    y[::4] = 1 - y[::4]  # some errors so accuracies vary between repeats
+    rate = null_kill_rate(probs, y, model, repeats=20, shots=100, trials=1000, seed=7, alpha=0.05)
+    assert 0.01 < rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)  # live, and not above alpha
