@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage qcov-suites zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,6 +33,13 @@ bench-engine: install
 
 bench-coverage: install
 	$(PY) benchmarks/coverage.py
+
+bench-mutate: install
+	$(PY) benchmarks/mutate.py
+
+# QuanForge Table 3 direction: HConf < Skewed/Small < Ori < LConf mutation scores (about 6 minutes).
+quanforge-suites: install
+	$(PY) benchmarks/quanforge_suites.py
 
 # QCov Table 3 direction: 50- vs 100-per-class suites on the shipped MNIST 0/1 models.
 qcov-suites: install

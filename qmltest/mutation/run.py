@@ -140,6 +140,7 @@ def run(
     per_cell: dict[str, dict] = {}
     all_effective: dict[str, Mutant] = {}
     by_operator: dict[str, list[Mutant]] = {}
+    by_cell: dict[str, list[Mutant]] = {}
     for cell in cells:
         per_cell[cell.name] = {}
         for op in operators:
@@ -149,15 +150,15 @@ def run(
             per_cell[cell.name][op.name] = summarize(effective, generated, log)
             all_effective.update({m.id: m for m in effective})
             by_operator.setdefault(op.name, []).extend(effective)
+            by_cell.setdefault(cell.name, []).extend(effective)
     effective_list = sorted(all_effective.values(), key=lambda m: m.id)
     suite_scores = score_suites(effective_list, suites, evaluator, settings, folder)
-    per_operator_scores = {
-        s.name: {
-            op: (sum(len(m.kills[s.name]) for m in ms) / (len(ms) * original.num_classes) if ms else None)
-            for op, ms in by_operator.items()
-        }
-        for s in suites
-    }
+
+    def score(ms: list[Mutant], suite: str) -> float | None:
+        return sum(len(m.kills[suite]) for m in ms) / (len(ms) * original.num_classes) if ms else None
+
+    per_operator_scores = {s.name: {op: score(ms, s.name) for op, ms in by_operator.items()} for s in suites}
+    per_cell_scores = {s.name: {c: score(ms, s.name) for c, ms in by_cell.items()} for s in suites}
     orig_ref = evaluator.original_accuracies(reference)
     result = {
         "meta": {
@@ -179,6 +180,7 @@ def run(
         "cells": per_cell,
         "suites": suite_scores,
         "suite_scores_per_operator": per_operator_scores,
+        "suite_scores_per_cell": per_cell_scores,
         "mutants": [mutant_row(m) for m in sorted(gen.cache.values(), key=lambda m: m.id)],
     }
     if out is not None:

@@ -10,6 +10,17 @@ from qiskit_aer import AerSimulator
 from qmltest.errors import SimulatorError
 from qmltest.simulate.statevector import marginal_probabilities
 
+BINDABLE = frozenset({"rx", "ry", "rz", "p", "u1", "rxx", "ryy", "rzz"})
+"""Gates whose symbolic angles Aer's parameter_binds handles (checked against Statevector in tests)."""
+
+
+def _binds_supported(circuit: QuantumCircuit) -> bool:
+    return all(
+        inst.operation.name in BINDABLE
+        for inst in circuit.data
+        if any(getattr(p, "parameters", None) for p in inst.operation.params)
+    )
+
 
 def probabilities(
     circuit: QuantumCircuit,
@@ -40,10 +51,14 @@ def probabilities(
         if not inputs:
             res = sim.run(tqc).result()
             return np.tile(np.asarray(res.data(0)["probabilities"]), (len(features), 1))
-        # Aer's parameter_binds silently drops results for parameterized controlled rotations
-        # (crx, cp, ...): bind in Qiskit, still one transpile and one Aer run for the batch.
-        bound = [tqc.assign_parameters(dict(zip(inputs, row)), inplace=False) for row in features]
-        res = sim.run(bound).result()
+        if _binds_supported(tqc):
+            binds = [{p: features[:, i].tolist() for i, p in enumerate(inputs)}]
+            res = sim.run([tqc], parameter_binds=binds).result()
+        else:
+            # Aer 0.18's parameter_binds silently drops results for parameterized controlled rotations
+            # (crx, cp, ...): bind in Qiskit instead; still one transpile and one Aer run for the batch.
+            bound = [tqc.assign_parameters(dict(zip(inputs, row)), inplace=False) for row in features]
+            res = sim.run(bound).result()
         return np.array([np.asarray(res.data(i)["probabilities"]) for i in range(len(features))])
     except SimulatorError:
         raise

@@ -1,0 +1,148 @@
+"""`qmltest mutate` end to end on a small model: seeded reports are byte-identical, the run folder
+resumes without re-simulating, mutants are saved as loadable QASM3 artifacts; `qmltest shots`."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from qmltest_cli.main import app
+from typer.testing import CliRunner
+
+from qmltest import artifact
+
+runner = CliRunner()
+
+ARGS = [
+    "--operators",
+    "PSF,RGD",
+    "--reference",
+    "iris:train",
+    "--reference-per-class",
+    "20",
+    "--test",
+    "iris:test",
+    "--repeats",
+    "10",
+    "--shots",
+    "200",
+    "--k-max",
+    "3",
+    "--batch",
+    "4",
+    "--seed",
+    "2",
+    "--quiet",
+]
+
+
+@pytest.fixture(scope="module")
+def first_run(iris_model, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    result = runner.invoke(
+        app,
+        [
+            "mutate",
+            str(iris_model),
+            *ARGS,
+            "--out",
+            str(out / "run"),
+            "--json",
+            str(out / "a.json"),
+            "--csv",
+            str(out / "a.csv"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_report_fields_and_saved_mutants(first_run) -> None:
+    report = json.loads((first_run / "a.json").read_text())
+    assert report["meta"]["format"] == "qmltest.mutation/1"
+    assert set(report["cells"]["all"]) == {"PSF", "RGD"}
+    assert "iris:test" in report["suites"]
+    suite = report["suites"]["iris:test"]
+    assert 0.0 <= suite["null_control_kill_rate"] <= 1.0
+    ids = {m["id"] for m in report["mutants"] if m["status"] in ("ok", "equivalent")}
+    assert ids
+    for mid in list(ids)[:3]:
+        mutant = artifact.load(first_run / "run" / "mutants" / mid)
+        assert mutant.manifest["qasm_sha256"]
+    rows = (first_run / "a.csv").read_text().splitlines()
+    assert rows[0].startswith("id,operator,percentage,status") and len(rows) == len(report["mutants"]) + 1
+
+
+def test_rerun_resumes_and_is_byte_identical(iris_model, first_run) -> None:
+    log = first_run / "run" / "results.jsonl"
+    lines_before = log.read_text().count("\n")
+    result = runner.invoke(
+        app, ["mutate", str(iris_model), *ARGS, "--out", str(first_run / "run"), "--json", str(first_run / "b.json")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (first_run / "a.json").read_bytes() == (first_run / "b.json").read_bytes()
+    assert log.read_text().count("\n") == lines_before  # nothing was simulated again
+
+
+def test_interrupted_log_line_is_redone(iris_model, first_run, tmp_path) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(first_run / "run", run)
+    log = run / "results.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:-3]) + "\n" + lines[-3][: len(lines[-3]) // 2])  # a torn write
+    result = runner.invoke(
+        app, ["mutate", str(iris_model), *ARGS, "--out", str(run), "--json", str(tmp_path / "c.json")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (first_run / "a.json").read_bytes() == (tmp_path / "c.json").read_bytes()
+
+
+def test_shots_command() -> None:
+    result = runner.invoke(app, ["shots", "--epsilon", "0.05", "--confidence", "0.95", "--outputs", "2"])
+    assert result.exit_code == 0 and result.output.strip() == "877"
+    assert runner.invoke(app, ["shots", "--epsilon", "2"]).exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--operators", "XYZ"], "unknown operator"),
+        (["--depth", "80-20%"], "depth range"),
+        (["--gate-types", "bogus"], "unknown gate type"),
+        (["--scan", "diagonal"], "--scan"),
+    ],
+)
+def test_bad_mutate_arguments_exit_2(iris_model, extra, message) -> None:
+    result = runner.invoke(app, ["mutate", str(iris_model), "--reference", "iris:train", *extra])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+@pytest.mark.slow
+def test_lconf_suite_scores_above_hconf_on_shipped_qcl() -> None:
+    """QuanForge Table 3 direction on the shipped MNIST 0/1 QCL model."""
+    from qmltest import suites
+    from qmltest.data import datasets
+    from qmltest.evaluate import label_indices
+    from qmltest.mutation import operators as ops
+    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation.generate import Settings
+    from qmltest.mutation.run import Cell, run
+    from qmltest.mutation.scope import Scope
+    from qmltest.zoo.registry import MODELS_DIR
+
+    model = artifact.load(MODELS_DIR / "qcl-mnist01")
+    x, y = datasets.select("mnist", "train", model.classes, 50, 0)
+    ref = Data("ref", model.encode(x), label_indices(model, y))
+    xt, yt = datasets.select("mnist", "all", model.classes)
+    data = []
+    for kind in ("hconf", "lconf"):
+        idx = suites.build(model, xt, yt, kind, 50, 0)
+        data.append(Data(kind, model.encode(xt[idx]), label_indices(model, yt[idx])))
+    res = run(model, ref, data, [ops.get("PF"), ops.get("GR")], [Cell("all", Scope())], Settings(), 20, 1000, 1)
+    scores = {k: v["mutation_score"] for k, v in res["suites"].items()}
+    assert scores["lconf"] > scores["hconf"]
+    assert np.isfinite(list(scores.values())).all()
