@@ -90,7 +90,8 @@ def cover(
         raise InputError("give a test suite: --data and/or --suite")
     n_shots = parse_shots(shots)
     rng = np.random.default_rng(seed)
-    probs = [(name, measure.estimate(model.probabilities(x), n_shots, rng)) for name, x in parts]
+    register = prof.meta.get("register", "readout")
+    probs = [(name, measure.estimate(model.probabilities(x, register=register), n_shots, rng)) for name, x in parts]
     params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
     result = measure.cover(probs, prof, **params)
     result["meta"] = {
@@ -104,7 +105,7 @@ def cover(
     }
     if shots_sweep:
         counts = [parse_shots(s.strip()) for s in shots_sweep.split(",")]
-        suite_exact = np.concatenate([model.probabilities(x) for _, x in parts])
+        suite_exact = np.concatenate([model.probabilities(x, register=register) for _, x in parts])
         result["shots_sweep"] = measure.shots_sweep(suite_exact, prof, [c for c in counts if c], seed, **params)
     write_output(json_out, report.to_json(result))
     if csv_out:

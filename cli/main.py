@@ -7,6 +7,7 @@ from qmltest_cli import (
     cover_cmd,
     diversity_cmd,
     evaluate_cmd,
+    fuzz_cmd,
     inspect_cmd,
     mutate_cmd,
     profile_cmd,
@@ -30,6 +31,7 @@ app.command("cover")(cover_cmd.cover)
 app.command("diversity")(diversity_cmd.diversity)
 app.command("mutate")(mutate_cmd.mutate)
 app.command("shots")(mutate_cmd.shots)
+app.command("fuzz")(fuzz_cmd.fuzz)
 
 
 def run() -> None:

@@ -22,6 +22,7 @@ def profile(
     per_class: int = typer.Option(100, help="Training inputs per class (QCov uses 100)."),
     shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
     seed: int = typer.Option(0, help="Seed for sampling inputs and shots."),
+    register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -29,7 +30,7 @@ def profile(
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
-    probs = estimate(model.probabilities(x), shots, np.random.default_rng(seed))
+    probs = estimate(model.probabilities(x, register=register), shots, np.random.default_rng(seed))
     prof = profiling.build(
         probs,
         model.sha256,
@@ -37,6 +38,7 @@ def profile(
         split=split,
         per_class=per_class,
         shots=shots,
+        register=register,
         seed=seed,
         model=model.manifest["name"],
         versions=report.versions(),

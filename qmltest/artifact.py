@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +20,10 @@ from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError
 from qmltest.report import write_text_atomic
 from qmltest.simulate import engine
+from qmltest.simulate.statevector import marginalize
 
 FORMAT_VERSION = 1
+REGISTERS = ("readout", "all")
 QASM_NAME, MANIFEST_NAME = "model.qasm", "model.json"
 REQUIRED = (
     "format_version",
@@ -66,8 +69,27 @@ class Model:
     def sha256(self) -> str:
         return self.manifest["qasm_sha256"]
 
-    def job(self) -> engine.Circuit:
+    @cached_property
+    def _job(self) -> engine.Circuit:
         return engine.Circuit(irmod.unitary_part(self.ir), self.ir.measured, self.ir.inputs, self.amplitude)
+
+    @cached_property
+    def _full_job(self) -> engine.Circuit:
+        measured = tuple(range(self.ir.num_qubits))
+        return engine.Circuit(self._job.circuit, measured, self.ir.inputs, self.amplitude)
+
+    def job(self, register: str = "readout") -> engine.Circuit:
+        """The engine's view of the model, built and compiled once per model object.
+
+        register 'readout' measures the readout qubits; 'all' every qubit (QCov's basis states S).
+        """
+        if register not in REGISTERS:
+            raise InputError(f"register must be one of {', '.join(REGISTERS)}, got '{register}'")
+        return self._job if register == "readout" else self._full_job
+
+    def readout_from_full(self, full: np.ndarray) -> np.ndarray:
+        """Readout-register probabilities from all-qubit probabilities."""
+        return marginalize(full, list(self.ir.measured), self.ir.num_qubits)
 
     def encode(self, raw: np.ndarray) -> np.ndarray:
         """Raw dataset features -> engine input (angles (N, F) or states (N, 2^n))."""
@@ -80,8 +102,8 @@ class Model:
             )
         return x
 
-    def probabilities(self, raw: np.ndarray, backend: str = "numpy") -> np.ndarray:
-        return engine.probabilities(self.job(), self.encode(raw), backend)
+    def probabilities(self, raw: np.ndarray, backend: str = "numpy", register: str = "readout") -> np.ndarray:
+        return engine.probabilities(self.job(register), self.encode(raw), backend)
 
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
         return readout.predict(probs_or_counts, self.readout_map, self.num_classes)

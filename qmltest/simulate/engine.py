@@ -8,6 +8,7 @@ predictions cost no extra simulation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from qiskit.circuit import Parameter, QuantumCircuit
@@ -33,6 +34,11 @@ class Circuit:
     @property
     def num_qubits(self) -> int:
         return self.circuit.num_qubits
+
+    @cached_property
+    def ops(self) -> list[statevector.Op]:
+        """The compiled program, built once per job (fuzzing calls the engine thousands of times)."""
+        return statevector.compile_circuit(self.circuit)
 
 
 def required_bytes(num_qubits: int, batch: int = 1) -> int:
@@ -63,7 +69,7 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy") -> 
         states = encoded if job.amplitude else None
         feats = None if job.amplitude else encoded
         return aer.probabilities(job.circuit, list(job.measured), list(job.inputs), feats, states)
-    ops = statevector.compile_circuit(job.circuit)
+    ops = job.ops
     n = job.num_qubits
     chunk = max(1, CHUNK_BYTES // required_bytes(n))
     out = []

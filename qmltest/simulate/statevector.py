@@ -160,6 +160,21 @@ def zero_states(batch: int, n: int) -> np.ndarray:
     return psi
 
 
+def state_index_map(measured: list[int], n: int) -> np.ndarray:
+    """For every full basis index j, the index of its measured-register state."""
+    j = np.arange(2**n)
+    return sum(((j >> q) & 1) << i for i, q in enumerate(measured))
+
+
+def marginalize(full: np.ndarray, measured: list[int], n: int) -> np.ndarray:
+    """Probabilities over `measured` from probabilities over all n qubits (N, 2^n)."""
+    out = np.zeros((full.shape[0], 2 ** len(measured)))
+    idx = state_index_map(measured, n)
+    for s in range(out.shape[1]):
+        out[:, s] = full[:, idx == s].sum(axis=1)
+    return out
+
+
 def marginal_probabilities(psi: np.ndarray, measured: list[int], n: int) -> np.ndarray:
     """Probabilities over `measured` (index bit i = measured[i]) for every state in psi."""
     batch = psi.shape[0]

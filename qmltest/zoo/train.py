@@ -82,12 +82,6 @@ def fit_preprocessing(arch: str, dataset: str, x: np.ndarray, num_features: int,
     return steps
 
 
-def state_index_map(measured: list[int], n: int) -> np.ndarray:
-    """For every full basis index j, the index of its measured-register state."""
-    j = np.arange(2**n)
-    return sum(((j >> q) & 1) << i for i, q in enumerate(measured))
-
-
 def loss_and_lambda(
     psi: np.ndarray, y: np.ndarray, measured: list[int], n: int, cmat: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray]:
@@ -98,7 +92,7 @@ def loss_and_lambda(
     py = pc[np.arange(len(y)), y] + EPS
     loss = float(np.mean(-np.log(py) + np.log(z)))
     dp = (-cmat[:, y].T / py[:, None] + cmat.sum(axis=1)[None, :] / z[:, None]) / len(y)
-    lam = dp[:, state_index_map(measured, n)] * psi
+    lam = dp[:, statevector.state_index_map(measured, n)] * psi
     return loss, lam, pc / z[:, None]
 
 

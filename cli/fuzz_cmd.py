@@ -1,0 +1,103 @@
+"""`qmltest fuzz`: coverage-guided fuzzing (QCov Algorithm 1) beside random testing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.cover_cmd import load_profile
+from rich.table import Table
+
+from qmltest import artifact, report
+from qmltest.coverage.criteria import Bounds
+from qmltest.coverage.profile import bounds as profile_bounds
+from qmltest.data import datasets
+from qmltest.errors import InputError
+from qmltest.evaluate import label_indices
+from qmltest.fuzz.loop import GUIDES
+from qmltest.fuzz.run import campaign
+
+
+def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: int):
+    name, _, split = spec.partition(":")
+    if name in datasets.BUILTIN:
+        x, y = datasets.select(name, split or "test", model.classes, per_class, seed)
+        shape = datasets.load(name).image_shape
+    else:
+        x, y = datasets.select(spec, "all", model.classes, per_class, seed)
+        shape = datasets.load(spec).image_shape
+    return x, label_indices(model, y), shape
+
+
+@handle_errors
+def fuzz(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
+    seeds: str = typer.Option("mnist:test", help="Initial seeds: name:split or a file."),
+    per_class: int = typer.Option(50, help="Seeds per class."),
+    guide: str = typer.Option("all", help="ksc, scc, tsc, random, or all (every guide on the same seeds)."),
+    budget: int = typer.Option(2000, help="Mutants generated per guide."),
+    k: int = typer.Option(100, "--k", help="KSC cells per basis state."),
+    top_k: int = typer.Option(1, "--top-k", help="TSC top-k."),
+    bounds: str = typer.Option("minmax", help="minmax, sigma or mad."),
+    seed: int = typer.Option(0, help="Seed of every random choice."),
+    out_dir: Path = typer.Option(None, "--out", help="Run folder (failures, PNGs, per-guide JSON; resumable)."),
+    json_out: Path = typer.Option(None, "--json", help="Write the comparison as JSON ('-' for stdout)."),
+    csv_out: Path = typer.Option(None, "--csv", help="One row per guide."),
+    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
+    guides = list(GUIDES) if guide == "all" else [guide]
+    if any(g not in GUIDES for g in guides):
+        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
+    model = artifact.load(model_path, manifest)
+    prof = load_profile(profile_path, model)
+    x, y, shape = load_seeds(seeds, model, per_class, seed)
+    correct = model.predict(model.probabilities(x)) == y
+    if not correct.any():
+        raise InputError("no seed is classified correctly: nothing to fuzz")
+    dropped = int((~correct).sum())
+    x, y = x[correct], y[correct]
+    lo, hi = profile_bounds(prof, bounds)
+    config = {"seeds": seeds, "per_class": per_class, "bounds": bounds, "dropped_misclassified_seeds": dropped}
+    with progress_bar("fuzzing", len(guides), quiet) as advance:
+        result = campaign(
+            model, x, y, shape, Bounds(lo, hi), guides, budget, seed, out_dir, k, top_k, config, lambda g: advance(1)
+        )
+    timing = result.pop("timing")
+    write_output(json_out, report.to_json(result))
+    rows = [
+        {
+            "guide": g,
+            **{c: v for c, v in r.items() if c not in ("final_coverage", "guide")},
+            **{f"final_{c}": v for c, v in r["final_coverage"].items()},
+        }
+        for g, r in result["guides"].items()
+    ]
+    if csv_out:
+        write_output(csv_out, report.to_csv(rows))
+    if out_dir:
+        report.write_text_atomic(out_dir / "report.json", report.to_json(result))
+    if quiet or str(json_out) == "-":
+        return
+    if dropped:
+        err.print(f"{dropped} misclassified seeds left out", markup=False)
+    t = Table(title=f"fuzzing {len(x)} seeds, budget {budget} per guide")
+    for col in ("guide", "mutants", "failures", "TSR", "enqueued", "stop", "KSC", "SCC", "TSC", "ms/iter"):
+        t.add_column(col, justify="left" if col in ("guide", "stop") else "right")
+    for g, r in result["guides"].items():
+        fc = r["final_coverage"]
+        per = timing.get(g, {}).get("seconds_per_iteration")
+        t.add_row(
+            g,
+            str(r["iterations"]),
+            str(r["failures"]),
+            f"{100 * r['tsr']:.1f}%",
+            str(r["enqueued"]),
+            r["stop"],
+            *(f"{100 * fc.get(c, 0):.1f}%" for c in ("ksc", "scc", "tsc")),
+            "-" if per is None else f"{1e3 * per:.2f}",
+        )
+    out.print(t)

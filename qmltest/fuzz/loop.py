@@ -1,0 +1,143 @@
+"""The fuzzing loop of QCov Algorithm 1 and the random-testing baseline, on one budget.
+
+Seeds are popped from a FIFO queue and mutated `per_seed` times (DeepHunter's batch); a mutant
+the model misclassifies (against its initial seed's label) is a failure; a passing mutant that
+raises the guiding criterion's coverage of I u U (plus the mutants kept so far) is enqueued, else
+discarded. Mutants are simulated in
+batches popped from the queue head, then judged one by one in order, so decisions are those of the
+sequential algorithm. Random testing mutates uniformly chosen initial seeds with no feedback.
+Reported failures are re-checked with the Aer reference simulator.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qmltest.artifact import Model
+from qmltest.coverage import measure
+from qmltest.coverage.criteria import Bounds, Coverage
+from qmltest.errors import InputError
+from qmltest.fuzz.mutators import Seed
+
+GUIDES = ("ksc", "scc", "tsc", "random")
+
+
+@dataclass
+class Outcome:
+    guide: str
+    iterations: int = 0
+    failures: list[tuple[Seed, int]] = field(default_factory=list)  # (mutant, predicted class)
+    unconfirmed: int = 0
+    enqueued: int = 0
+    discarded_invalid: int = 0
+    max_queue: int = 0
+    final_queue: int = 0
+    coverage_trace: list[dict[str, float]] = field(default_factory=list)
+    seconds: float = 0.0
+    stop: str = ""
+
+    @property
+    def tsr(self) -> float:
+        """Test success rate: failed mutants / mutants generated."""
+        return len(self.failures) / self.iterations if self.iterations else 0.0
+
+    def summary(self) -> dict:
+        return {
+            "guide": self.guide,
+            "iterations": self.iterations,
+            "failures": len(self.failures),
+            "tsr": self.tsr,
+            "unconfirmed_failures": self.unconfirmed,
+            "enqueued": self.enqueued,
+            "invalid_mutations": self.discarded_invalid,
+            "max_queue": self.max_queue,
+            "final_queue": self.final_queue,
+            "final_coverage": self.coverage_trace[-1] if self.coverage_trace else {},
+            "stop": self.stop,
+        }
+
+    def timing(self) -> dict:
+        """Wall-clock numbers, kept out of the reports so that a seed gives byte-identical files."""
+        per = self.seconds / self.iterations if self.iterations else None
+        return {"seconds": round(self.seconds, 3), "seconds_per_iteration": per}
+
+
+def fuzz(
+    model: Model,
+    seeds: list[Seed],
+    bounds: Bounds,
+    mutator,
+    guide: str,
+    budget: int,
+    rng: np.random.Generator,
+    k: int = 100,
+    top_k: int = 1,
+    batch: int = 32,
+    recheck_backend: str = "aer",
+    per_seed: int = 10,
+    register: str = "all",
+) -> Outcome:
+    if guide not in GUIDES:
+        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
+    if budget < 1:
+        raise InputError(f"--budget must be positive, got {budget}")
+    start = time.perf_counter()
+    result = Outcome(guide)
+    cov = Coverage(measure.criteria(k, top_k), bounds)
+    cov.add(model.probabilities(np.array([s.x for s in seeds]), register=register))
+    queue: deque[Seed] = deque(seeds)
+    while result.iterations < budget:
+        if guide == "random":
+            parents = [seeds[int(i)] for i in rng.integers(len(seeds), size=min(batch, budget - result.iterations))]
+        else:
+            if not queue:
+                result.stop = "queue empty"
+                break
+            # DeepHunter mutates each popped seed a batch of times; children are judged in order
+            popped = [queue.popleft() for _ in range(min(max(1, batch // per_seed), len(queue)))]
+            parents = [p for p in popped for _ in range(per_seed)][: budget - result.iterations]
+        children = []
+        for parent in parents:
+            child = mutator.mutate(parent, rng)
+            if child is None:
+                result.discarded_invalid += 1
+            else:
+                children.append(child)
+        if not children:
+            continue
+        probs = model.probabilities(np.array([c.x for c in children]), register=register)
+        preds = model.predict(model.readout_from_full(probs) if register == "all" else probs)
+        for child, p, pred in zip(children, probs, preds):
+            result.iterations += 1
+            if pred != child.label:
+                result.failures.append((child, int(pred)))
+                cov.add(p)  # failures join U, part of the coverage base
+            elif guide == "random":
+                cov.add(p)  # tracked for the report only: random testing takes no feedback
+            elif cov.would_gain(p)[guide] > 0:
+                cov.add(p)
+                queue.append(child)
+                result.enqueued += 1
+            result.coverage_trace.append(cov.values())
+        result.max_queue = max(result.max_queue, len(queue))
+    if not result.stop:
+        result.stop = "budget"
+    result.final_queue = len(queue)
+    result.failures = recheck(model, result, recheck_backend)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def recheck(model: Model, result: Outcome, backend: str) -> list[tuple[Seed, int]]:
+    """Keep only failures the reference simulator confirms (same misclassification)."""
+    if not result.failures:
+        return []
+    x = np.array([s.x for s, _ in result.failures])
+    preds = model.predict(model.probabilities(x, backend))
+    kept = [(s, int(p)) for (s, _), p in zip(result.failures, preds) if p != s.label]
+    result.unconfirmed = len(result.failures) - len(kept)
+    return kept
