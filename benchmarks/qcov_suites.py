@@ -25,10 +25,11 @@ def main(paths: list[str]) -> None:
     for path in paths:
         model = artifact.load(path)
         x_train, _ = datasets.select("mnist", "train", model.classes, 100, seed=0)
-        prof = build(model.probabilities(x_train), model.sha256)
+        prof = build(model.probabilities(x_train, register="all"), model.sha256)
         for per_class in (50, 100):
             x, _ = datasets.select("mnist", "test", model.classes, per_class, seed=1)
-            totals = measure.cover([("suite", model.probabilities(x))], prof, per_input=False)["totals"]
+            probs = model.probabilities(x, register="all")
+            totals = measure.cover([("suite", probs)], prof, per_input=False)["totals"]
             js = diversity(input_states(model, x))["js_divergence"]
             print(
                 f"{Path(path).name:<22} {per_class:>5}/cl {100 * totals['ksc']:7.2f} {100 * totals['scc']:7.2f} "
