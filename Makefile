@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -40,6 +40,10 @@ bench-mutate: install
 # QuanForge Table 3 direction: HConf < Skewed/Small < Ori < LConf mutation scores (about 6 minutes).
 quanforge-suites: install
 	$(PY) benchmarks/quanforge_suites.py
+
+# Accuracy under each shipped noise config beside noise-free, with time per input.
+bench-noise: install
+	$(PY) benchmarks/noise.py
 
 # QCov Sec. 4.4: TSR of coverage-guided fuzzing vs random testing, 3 seeds (several minutes).
 fuzz-compare: install

@@ -15,6 +15,7 @@ from qmltest.coverage import measure
 from qmltest.coverage.profile import Profile
 from qmltest.data import datasets
 from qmltest.errors import InputError
+from qmltest.noise.config import load as load_noise
 
 
 def parse_shots(text: str) -> int | None:
@@ -71,6 +72,7 @@ def cover(
     shots: str = typer.Option("exact", help="'exact' or shots per input to estimate probabilities."),
     shots_sweep: str = typer.Option(None, help="Comma-separated shot counts for the Sec. 4.5 study."),
     seed: int = typer.Option(0, help="Seed for input sampling and shots."),
+    noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write per-state rows as CSV."),
@@ -91,7 +93,11 @@ def cover(
     n_shots = parse_shots(shots)
     rng = np.random.default_rng(seed)
     register = prof.meta.get("register", "readout")
-    probs = [(name, measure.estimate(model.probabilities(x, register=register), n_shots, rng)) for name, x in parts]
+    cfg = load_noise(noise) if noise else None
+    probs = [
+        (name, measure.estimate(model.probabilities(x, register=register, noise=cfg), n_shots, rng))
+        for name, x in parts
+    ]
     params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
     result = measure.cover(probs, prof, **params)
     result["meta"] = {
@@ -101,11 +107,13 @@ def cover(
         "profile": str(profile_path),
         "shots": n_shots,
         "seed": seed,
+        "register": register,
+        "noise": None if cfg is None else cfg.sha256,
         "versions": report.versions(),
     }
     if shots_sweep:
         counts = [parse_shots(s.strip()) for s in shots_sweep.split(",")]
-        suite_exact = np.concatenate([model.probabilities(x, register=register) for _, x in parts])
+        suite_exact = np.concatenate([model.probabilities(x, register=register, noise=cfg) for _, x in parts])
         result["shots_sweep"] = measure.shots_sweep(suite_exact, prof, [c for c in counts if c], seed, **params)
     write_output(json_out, report.to_json(result))
     if csv_out:

@@ -11,6 +11,7 @@ from rich.table import Table
 from qmltest import artifact, report
 from qmltest.data import datasets
 from qmltest.evaluate import evaluate as evaluate_model
+from qmltest.noise.config import load as load_noise
 
 
 @handle_errors
@@ -24,18 +25,20 @@ def evaluate(
     backend: str = typer.Option("numpy", help="numpy (fast, batched) or aer (reference)."),
     limit: int = typer.Option(None, help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, help="Seed for shot sampling."),
+    noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
 ) -> None:
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
     model = artifact.load(model_path, manifest)
     x, y = datasets.select(data, split, model.classes, limit, seed)
-    result = evaluate_model(model, x, y, None if exact else shots, seed, backend)
+    cfg = load_noise(noise) if noise else None
+    result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg)
     result.update(data=data, split=split, model=str(model_path), versions=report.versions())
     write_output(json_out, report.to_json(result))
     if quiet or str(json_out) == "-":
         return
-    mode = "exact" if exact else f"{shots} shots"
+    mode = ("exact" if exact else f"{shots} shots") + (f", noise {cfg.name}" if cfg else "")
     t = Table(title=f"{model.manifest['name']} on {data}:{split} ({mode}, {backend})")
     t.add_column("class")
     t.add_column("samples", justify="right")

@@ -10,6 +10,7 @@ from qmltest_cli import (
     fuzz_cmd,
     inspect_cmd,
     mutate_cmd,
+    noise_cmd,
     profile_cmd,
     train_cmd,
     zoo_cmd,
@@ -23,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(zoo_cmd.app, name="zoo")
+app.add_typer(noise_cmd.app, name="noise")
 app.command("train")(train_cmd.train)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("evaluate")(evaluate_cmd.evaluate)

@@ -19,6 +19,7 @@ from qmltest.mutation.generate import Settings
 from qmltest.mutation.run import Cell, run
 from qmltest.mutation.scope import Scope, make_scope, parse_range
 from qmltest.mutation.stats import hoeffding_shots
+from qmltest.noise.config import load as load_noise
 
 
 def load_data(spec: str, model: artifact.Model, per_class: int | None, seed: int) -> Data:
@@ -76,6 +77,7 @@ def mutate(
     distribution: str = typer.Option("gaussian", help="PF/RGA noise: gaussian, uniform, exponential."),
     scale: float = typer.Option(1.0, help="Noise scale (PF default N(0, 1), Sec. 4.3.2)."),
     seed: int = typer.Option(0, help="Root seed of every random choice."),
+    noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer (slow: density matrices)."),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (resumable)."),
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
@@ -104,7 +106,8 @@ def mutate(
                 advance(1)
             started[0] = True
 
-        result = run(model, ref, suites, op_list, cells, settings, repeats, shots, seed, out_dir, force, step)
+        cfg = load_noise(noise) if noise else None
+        result = run(model, ref, suites, op_list, cells, settings, repeats, shots, seed, out_dir, force, step, cfg)
     write_output(json_out, report.to_json(result))
     if csv_out:
         rows = [

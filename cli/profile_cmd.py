@@ -12,6 +12,7 @@ from qmltest import artifact, report
 from qmltest.coverage import profile as profiling
 from qmltest.coverage.measure import estimate
 from qmltest.data import datasets
+from qmltest.noise.config import load as load_noise
 
 
 @handle_errors
@@ -22,6 +23,7 @@ def profile(
     per_class: int = typer.Option(100, help="Training inputs per class (QCov uses 100)."),
     shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
     seed: int = typer.Option(0, help="Seed for sampling inputs and shots."),
+    noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
     register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
@@ -30,7 +32,8 @@ def profile(
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
-    probs = estimate(model.probabilities(x, register=register), shots, np.random.default_rng(seed))
+    cfg = load_noise(noise) if noise else None
+    probs = estimate(model.probabilities(x, register=register, noise=cfg), shots, np.random.default_rng(seed))
     prof = profiling.build(
         probs,
         model.sha256,
@@ -39,6 +42,7 @@ def profile(
         per_class=per_class,
         shots=shots,
         register=register,
+        noise=None if cfg is None else cfg.sha256,
         seed=seed,
         model=model.manifest["name"],
         versions=report.versions(),

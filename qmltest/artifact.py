@@ -102,8 +102,11 @@ class Model:
             )
         return x
 
-    def probabilities(self, raw: np.ndarray, backend: str = "numpy", register: str = "readout") -> np.ndarray:
-        return engine.probabilities(self.job(register), self.encode(raw), backend)
+    def probabilities(
+        self, raw: np.ndarray, backend: str = "numpy", register: str = "readout", noise: object = None
+    ) -> np.ndarray:
+        """Output probabilities for raw inputs (noise: a NoiseConfig, simulated on Aer)."""
+        return engine.probabilities(self.job(register), self.encode(raw), backend, noise)
 
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
         return readout.predict(probs_or_counts, self.readout_map, self.num_classes)

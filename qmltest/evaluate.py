@@ -25,10 +25,11 @@ def evaluate(
     shots: int | None,
     seed: int = 0,
     backend: str = "numpy",
+    noise: object = None,
 ) -> dict:
     """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts."""
     y = label_indices(model, labels)
-    probs = model.probabilities(x, backend)
+    probs = model.probabilities(x, backend, noise=noise)
     if shots is None:
         pred = model.predict(probs)
     else:
@@ -50,4 +51,5 @@ def evaluate(
         "seed": seed,
         "backend": backend,
         "model_sha256": model.sha256,
+        "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
     }

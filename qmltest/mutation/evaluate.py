@@ -36,8 +36,9 @@ class Data:
 
 
 class Evaluator:
-    def __init__(self, original: Model, repeats: int, shots: int | None, seed: int) -> None:
+    def __init__(self, original: Model, repeats: int, shots: int | None, seed: int, noise: object = None) -> None:
         self.original = original
+        self.noise = noise
         self.repeats = repeats
         self.shots = shots
         self.seed = seed
@@ -46,7 +47,7 @@ class Evaluator:
     def probs(self, model: Model, data: Data) -> np.ndarray:
         from qmltest.simulate import engine
 
-        return engine.probabilities(model.job(), data.encoded)
+        return engine.probabilities(model.job(), data.encoded, noise=self.noise)
 
     def original_probs(self, data: Data) -> np.ndarray:
         if data.name not in self._orig_probs:

@@ -133,9 +133,10 @@ def run(
     out: Path | None = None,
     fresh: bool = False,
     progress: Callable[[str], None] | None = None,
+    noise: object = None,
 ) -> dict:
     folder = RunFolder(out, fresh)
-    evaluator = Evaluator(original, repeats, shots, seed)
+    evaluator = Evaluator(original, repeats, shots, seed, noise)
     gen = Generator(original, reference, evaluator, settings, seed, folder.records, folder.save)
     per_cell: dict[str, dict] = {}
     all_effective: dict[str, Mutant] = {}
@@ -168,7 +169,7 @@ def run(
             "seed": seed,
             "shots": shots,
             "repeats": repeats,
-            "noise": None,
+            "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
             "versions": report.versions(),
         },
         "settings": asdict(settings),

@@ -54,11 +54,23 @@ def check_size(num_qubits: int, method: str = "statevector") -> None:
         )
 
 
-def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy") -> np.ndarray:
+def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noise=None) -> np.ndarray:
     """Exact probabilities (N, 2^m) over the measured qubits for encoded inputs.
 
     `encoded` is (N, F) feature values for angle encoding, or (N, 2^n) states for amplitude.
+    With a NoiseConfig `noise` (not all-zero), the noisy probabilities from Aer.
     """
+    if noise is not None:
+        from qmltest.noise.build import is_trivial
+        from qmltest.simulate import noisy
+
+        if not is_trivial(noise):
+            encoded = np.asarray(encoded)
+            if not job.amplitude and encoded.shape[1] != len(job.inputs):
+                raise InputError(
+                    f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}"
+                )
+            return noisy.probabilities(job.circuit, list(job.measured), list(job.inputs), encoded, job.amplitude, noise)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
     check_size(job.num_qubits)

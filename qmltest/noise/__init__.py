@@ -1,0 +1,1 @@
+"""Noise models from TOML configs: channels on Aer, crosstalk and random insertion as circuit passes."""
