@@ -13,6 +13,7 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as ops
+from qmltest.mutation import qml_run
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.gates import CATEGORIES, categories_of
 from qmltest.mutation.generate import Settings
@@ -29,7 +30,7 @@ def load_data(spec: str, model: artifact.Model, per_class: int | None, seed: int
         x, y = datasets.select(name, split or "test", model.classes, per_class, seed)
     else:
         x, y = datasets.select(spec, "all", model.classes, per_class, seed)
-    return Data(spec, model.encode(x), label_indices(model, y))
+    return Data(spec, model.encode(x), label_indices(model, y), x)
 
 
 def scan_cells(scan: str | None, base: Scope, model: artifact.Model) -> list[Cell]:
@@ -54,8 +55,11 @@ def scan_cells(scan: str | None, base: Scope, model: artifact.Model) -> list[Cel
 @handle_errors
 def mutate(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    suite: str = typer.Option("quanforge", help="Operator suite: quanforge."),
-    operators: str = typer.Option(",".join(ops.QUANFORGE), help="Comma-separated operators."),
+    suite: str = typer.Option("quanforge", help="Operator suite: quanforge, qml or classic."),
+    operators: str = typer.Option(None, help="Comma-separated operators (default: the whole suite)."),
+    strategy: str = typer.Option("directed", help="qml/classic: directed (non-redundant) or exhaustive."),
+    list_only: bool = typer.Option(False, "--list", help="qml/classic: count mutants per operator, run nothing."),
+    killing: str = typer.Option("majority", help="qml/classic: majority (any input mispredicted) or statistical."),
     reference: str = typer.Option("mnist:train", help="Reference data for generation (Sec. 3.1), name:split."),
     reference_per_class: int = typer.Option(100, help="Reference inputs per class."),
     test: list[str] = typer.Option(None, help="Test suite(s) to score: name:split or a .npz file."),
@@ -86,11 +90,34 @@ def mutate(
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Generate effective mutants (Algorithm 1) and score test suites by statistical killing (Eq. 2, 4)."""
-    if suite != "quanforge":
-        raise InputError(f"unknown operator suite '{suite}' (available: quanforge)")
+    """QuanForge: effective mutants (Algorithm 1) scored by statistical killing (Eq. 2, 4).
+    qml / classic: every (directed) mutation site, killed when a correctly classified input flips."""
     model = artifact.load(model_path, manifest)
-    op_list = [ops.get(n.strip(), distribution=distribution, scale=scale) for n in operators.split(",") if n.strip()]
+    names = [n.strip() for n in operators.split(",") if n.strip()] if operators else None
+    if suite in ("qml", "classic"):
+        run_sites(
+            model,
+            suite,
+            names,
+            strategy,
+            list_only,
+            killing,
+            test,
+            test_per_class,
+            shots,
+            repeats,
+            seed,
+            out_dir,
+            force,
+            json_out,
+            csv_out,
+            fail_under,
+            quiet,
+        )
+        return
+    if suite != "quanforge":
+        raise InputError(f"unknown operator suite '{suite}' (quanforge, qml, classic)")
+    op_list = [ops.get(n, distribution=distribution, scale=scale) for n in names or ops.QUANFORGE]
     base = make_scope(model.ir.num_qubits, qubits, depth, gate_types)
     cells = scan_cells(scan, base, model)
     ref = load_data(reference, model, reference_per_class, seed)
@@ -119,6 +146,70 @@ def mutate(
     low = [n for n, s in result["suites"].items() if fail_under is not None and (s["mutation_score"] or 0) < fail_under]
     if low:
         err.print(f"mutation score below {fail_under}: {', '.join(low)}", markup=False)
+        raise typer.Exit(EXIT_GATE)
+
+
+def run_sites(
+    model,
+    suite,
+    names,
+    strategy,
+    list_only,
+    killing,
+    test,
+    test_per_class,
+    shots,
+    repeats,
+    seed,
+    out_dir,
+    force,
+    json_out,
+    csv_out,
+    fail_under,
+    quiet,
+) -> None:
+    """The QML / classic suites: enumerate sites, build mutants, kill on the correctly classified inputs."""
+    op_list = qml_run.operators(suite, names)
+    if list_only:
+        counts = qml_run.count(model, op_list, strategy)
+        write_output(json_out, report.to_json({"strategy": strategy, "counts": counts}))
+        if str(json_out) != "-":
+            for name, n in counts.items():
+                out.print(f"{name:>14} {n:8d}")
+            out.print(f"{'total':>14} {sum(counts.values()):8d}  ({strategy})")
+        return
+    if not test:
+        raise InputError("give the test data: --test name:split or a file")
+    data = load_data(test[0], model, test_per_class, seed)
+    total = sum(len(op.sites(model, strategy == "directed")) for op in op_list)
+    with progress_bar("mutants", total, quiet) as advance:
+        result = qml_run.run(model, data, op_list, strategy, shots, seed, killing, repeats, out_dir, force, advance)
+    write_output(json_out, report.to_json(result))
+    if csv_out:
+        write_output(csv_out, report.to_csv(result["mutants"]))
+    if out_dir:
+        report.write_text_atomic(out_dir / "report.json", report.to_json(result))
+    if not quiet and str(json_out) != "-":
+        t = Table(
+            title=f"{suite} mutants ({strategy}, killing {killing}) on {result['test_suite']['correctly_classified']} "
+            "correctly classified inputs"
+        )
+        for col in ("operator", "killed/total", "equivalent", "incompetent", "score", "eval ms/mutant"):
+            t.add_column(col)
+        for name, row in result["operators"].items():
+            score = "-" if row["mutation_score"] is None else f"{100 * row['mutation_score']:.1f}%"
+            per = "-" if row["eval_seconds_per_mutant"] is None else f"{1e3 * row['eval_seconds_per_mutant']:.2f}"
+            t.add_row(
+                name, f"{row['killed']}/{row['total']}", str(row["equivalent"]), str(row["incompetent"]), score, per
+            )
+        out.print(t)
+        ms = result["mutation_score"]
+        out.print(
+            f"mutation score {'-' if ms is None else f'{100 * ms:.2f}%'}; generation "
+            f"{1e3 * result['generation_seconds_per_mutant']:.2f} ms per mutant"
+        )
+    if fail_under is not None and (result["mutation_score"] or 0) < fail_under:
+        err.print(f"mutation score below {fail_under}", markup=False)
         raise typer.Exit(EXIT_GATE)
 
 

@@ -111,8 +111,23 @@ class Model:
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
         return readout.predict(probs_or_counts, self.readout_map, self.num_classes)
 
-    def with_ir(self, new_ir: irmod.ModelIR, **manifest_updates: object) -> Model:
-        """A new model from a transformed IR; the QASM3 text and hash are regenerated."""
+    def exported(self) -> Model:
+        """This model with its QASM3 text present (export deferred by with_ir(export=False))."""
+        return self if self.qasm_text else self.with_ir(self.ir)
+
+    def with_manifest(self, **updates: object) -> Model:
+        """The same circuit with manifest fields replaced (e.g. a data mutation's preprocessing)."""
+        return replace(self, manifest=dict(self.manifest, **updates))
+
+    def with_ir(self, new_ir: irmod.ModelIR, export: bool = True, **manifest_updates: object) -> Model:
+        """A new model from a transformed IR; the QASM3 text and hash are regenerated.
+
+        export=False skips the QASM3 export (the costly part of making a mutant): the model can be
+        simulated, and `exported()` writes the text when the mutant is saved.
+        """
+        if not export:
+            manifest = dict(self.manifest, layers=new_ir.layer_table(), qasm_sha256="", **manifest_updates)
+            return replace(self, qasm_text="", ir=new_ir, manifest=manifest)
         text = qasm.dumps(irmod.to_circuit(new_ir))
         manifest = dict(self.manifest, layers=new_ir.layer_table(), qasm_sha256=qasm.sha256(text), **manifest_updates)
         return replace(self, qasm_text=text, ir=new_ir, manifest=manifest)

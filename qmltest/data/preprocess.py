@@ -5,6 +5,8 @@ Steps (applied in order to raw dataset features):
   affine  {"scale": [...], "offset": [...]}     x * scale + offset per feature (scalers)
   pca     {"mean": [...], "components": [[...]]} (x - mean) @ components.T
   linear  {"weight": [[...]], "bias": [...]}     x @ weight.T + bias (HQNN's classical layer)
+  image   {"transform": crop|rotate|hflip|vflip, "shape": [h, w]}   data mutations (DFC)
+  feature_change {"indices": [i, j], "ops": [add|mul|sign|one_minus, ...], "value": v}   (DFC)
 """
 
 from __future__ import annotations
@@ -41,7 +43,42 @@ def apply_step(step: dict, x: np.ndarray) -> np.ndarray:
         return (x - np.asarray(step["mean"])) @ np.asarray(step["components"]).T
     if op == "linear":
         return x @ np.asarray(step["weight"]).T + np.asarray(step["bias"])
+    if op == "image":
+        return image_transform(x, step["transform"], step.get("shape"))
+    if op == "feature_change":
+        out = x.copy()
+        for i, kind in zip(step["indices"], step["ops"]):
+            out[:, i] = feature_op(out[:, i], kind, float(step["value"]))
+        return out
     raise InputError(f"unknown preprocessing step '{op}' (resize, affine, pca, linear)")
+
+
+def feature_op(v: np.ndarray, kind: str, value: float) -> np.ndarray:
+    ops = {"add": lambda a: a + value, "mul": lambda a: a * value, "sign": lambda a: -a, "one_minus": lambda a: 1 - a}
+    if kind not in ops:
+        raise InputError(f"unknown feature change '{kind}' ({', '.join(ops)})")
+    return ops[kind](v)
+
+
+def image_transform(x: np.ndarray, transform: str, shape: list[int] | None) -> np.ndarray:
+    """Crop (zero a border of 1/8 of the side), rotate by 15 degrees, or flip every image of the batch."""
+    from scipy import ndimage
+
+    h, w = shape if shape else (int(round(np.sqrt(x.shape[1]))),) * 2
+    imgs = x.reshape(len(x), h, w)
+    if transform == "hflip":
+        out = imgs[:, :, ::-1]
+    elif transform == "vflip":
+        out = imgs[:, ::-1, :]
+    elif transform == "rotate":
+        out = ndimage.rotate(imgs, 15.0, axes=(1, 2), reshape=False, order=1, mode="constant", cval=0.0)
+    elif transform == "crop":
+        b = max(1, h // 8)
+        out = np.zeros_like(imgs)
+        out[:, b : h - b, b : w - b] = imgs[:, b : h - b, b : w - b]
+    else:
+        raise InputError(f"unknown image transform '{transform}' (crop, rotate, hflip, vflip)")
+    return np.ascontiguousarray(out).reshape(len(x), -1)
 
 
 def input_width(step: dict) -> int | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qmltest.artifact import Model
-from qmltest.errors import QmlTestError
+from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import stats
 
 EQUIVALENCE_TOL = 1e-10
@@ -33,6 +33,7 @@ class Data:
     name: str
     encoded: np.ndarray
     y: np.ndarray
+    raw: np.ndarray | None = None  # kept for mutants that change the preprocessing (DFC)
 
 
 class Evaluator:
@@ -47,7 +48,12 @@ class Evaluator:
     def probs(self, model: Model, data: Data) -> np.ndarray:
         from qmltest.simulate import engine
 
-        return engine.probabilities(model.job(), data.encoded, noise=self.noise)
+        encoded = data.encoded
+        if model.manifest["preprocessing"] != self.original.manifest["preprocessing"]:
+            if data.raw is None:
+                raise InputError(f"{data.name}: a data mutation needs the raw inputs")
+            encoded = model.encode(data.raw)
+        return engine.probabilities(model.job(), encoded, noise=self.noise)
 
     def original_probs(self, data: Data) -> np.ndarray:
         if data.name not in self._orig_probs:

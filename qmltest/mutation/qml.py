@@ -1,0 +1,404 @@
+"""The QML mutation operators (APC, DFC, APGC, LS, ILS, ALA, ALD; efficient-QML paper Sec. IV-C) and
+the classic gate operators (Muskit / QMutPy: add, remove, replace a gate), as site lists + pure edits.
+
+Sites come first (cosmic-ray style): `sites(model, directed)` lists every mutation as a small,
+hashable record, so counting (`--list`), deduplication and resuming need no simulation; `apply`
+builds the mutant from one site. "Layers" here are the ansatz's repeated units: a rotation block
+with the entangling blocks that follow it (Sec. IV-C1), found inside the IR's ansatz layers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from qmltest.artifact import Model
+from qmltest.ir import Gate, ModelIR
+from qmltest.mutation import edit
+from qmltest.mutation.edit import Row
+from qmltest.mutation.gates import num_params, num_qubits
+
+DIRECTED_ANGLES = (math.pi / 2, math.pi)
+AVAILABLE_GATES = ("x", "y", "z", "h", "rx", "ry", "rz", "cx", "cz", "swap")
+SAMPLED = 3  # sampled values per site when directed values are not used
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation: operator name and its arguments (all hashable)."""
+
+    operator: str
+    args: tuple
+
+    def describe(self) -> str:
+        return f"{self.operator}{self.args}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A repeated ansatz unit: the rows [start, stop) of the flat gate list, and its rotation rows."""
+
+    start: int
+    stop: int
+    rotation: tuple[int, ...]
+    entangling: tuple[int, ...]
+
+
+def units(ir: ModelIR) -> list[Unit]:
+    """Split every ansatz layer into units: a rotation block plus the entangling blocks after it."""
+    out: list[Unit] = []
+    pos = 0
+    for layer in ir.layers:
+        if layer.kind != "ansatz":
+            pos += len(layer.gates)
+            continue
+        current: list[tuple[str, list[int]]] = []
+        for block in layer.blocks:
+            idx = list(range(pos, pos + len(block.gates)))
+            pos += len(block.gates)
+            if block.kind == "rotation" and current and any(k != "rotation" for k, _ in current):
+                out.append(_unit(current))
+                current = []
+            current.append((block.kind, idx))
+        if current:
+            out.append(_unit(current))
+    return out
+
+
+def _unit(blocks: list[tuple[str, list[int]]]) -> Unit:
+    rows = [i for _, idx in blocks for i in idx]
+    rot = tuple(i for k, idx in blocks if k == "rotation" for i in idx)
+    ent = tuple(i for k, idx in blocks if k != "rotation" for i in idx)
+    return Unit(min(rows), max(rows) + 1, rot, ent)
+
+
+def _weights(g: Gate) -> list[int]:
+    return [i for i, p in enumerate(g.params) if p.kind == "weight"]
+
+
+def _reorder(ir: ModelIR, order: list[int], replacements: dict[int, Row | None] | None = None) -> ModelIR:
+    rows = edit.flatten(ir)
+    replacements = replacements or {}
+    new = []
+    for i in order:
+        row = replacements.get(i, rows[i]) if i >= 0 else replacements.get(i)
+        if row is not None:
+            new.append(row)
+    return edit.rebuild(ir, new)
+
+
+class QmlOperator:
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    def sites(self, model: Model, directed: bool) -> list[Site]:
+        raise NotImplementedError
+
+    def apply(self, model: Model, site: Site) -> Model:
+        raise NotImplementedError
+
+
+class APC(QmlOperator):
+    """Ansatz Parameter Change: a unit's weights zeroed, sign-flipped, shifted or scaled."""
+
+    name, description = "APC", "ansatz parameter change"
+
+    def sites(self, model, directed):
+        rng = np.random.default_rng(0)
+        out = []
+        for u, unit in enumerate(units(model.ir)):
+            if not any(_weights(model.ir.gates[i]) for i in unit.rotation):
+                continue
+            out += [Site(self.name, (u, "zero", 0.0)), Site(self.name, (u, "flip", 0.0))]
+            values = DIRECTED_ANGLES if directed else tuple(float(v) for v in rng.normal(0, 1, SAMPLED))
+            out += [Site(self.name, (u, kind, round(v, 12))) for kind in ("add", "scale") for v in values]
+        return out
+
+    def apply(self, model, site):
+        u, kind, value = site.args
+        unit = units(model.ir)[u]
+        rows = edit.flatten(model.ir)
+        for i in unit.rotation:
+            g = rows[i].gate
+            vals = list(g.operation.params)
+            for k in _weights(g):
+                v = float(vals[k])
+                vals[k] = {"zero": 0.0, "flip": -v, "add": v + value, "scale": v * value}[kind]
+            rows[i] = Row(rows[i].layer, edit.with_params(g, vals))
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+
+
+FEATURE_OPS = ("add", "mul", "sign", "one_minus")
+IMAGE_OPS = ("crop", "rotate", "hflip", "vflip")
+
+
+class DFC(QmlOperator):
+    """Data Feature Change: a pair of features transformed before encoding; images cropped/rotated/flipped.
+
+    The circuit is unchanged; the mutant's manifest gains a preprocessing step (a data mutation).
+    """
+
+    name, description = "DFC", "data sample feature change"
+
+    def sites(self, model, directed):
+        if model.amplitude:
+            return [Site(self.name, ("image", op)) for op in IMAGE_OPS]
+        f = len(model.ir.inputs)
+        value = math.pi / 2 if directed else 0.5
+        return [
+            Site(self.name, ("pair", i, j, a, b, value))
+            for i in range(f)
+            for j in range(i + 1, f)
+            for a in FEATURE_OPS
+            for b in FEATURE_OPS
+        ]
+
+    def apply(self, model, site):
+        if site.args[0] == "image":
+            step = {"op": "image", "transform": site.args[1]}
+            steps = _insert_image_step(model.manifest["preprocessing"], step)
+        else:
+            _, i, j, a, b, value = site.args
+            step = {"op": "feature_change", "indices": [i, j], "ops": [a, b], "value": value}
+            steps = list(model.manifest["preprocessing"]) + [step]
+        return model.with_manifest(preprocessing=steps)
+
+
+def _insert_image_step(steps: list[dict], step: dict) -> list[dict]:
+    """Image transforms act on the raw image: before any other step, with its shape."""
+    shape = steps[0]["from"] if steps and steps[0].get("op") == "resize" else None
+    return [dict(step, shape=shape)] + list(steps)
+
+
+class APGC(QmlOperator):
+    """Ansatz Parameterized Gate Change: RX/RY (amplitude) <-> RZ (phase), the angle kept."""
+
+    name, description = "APGC", "ansatz parameterized gate change"
+    TARGETS: ClassVar[dict[str, tuple[str, ...]]] = {"rx": ("rz",), "ry": ("rz",), "rz": ("rx", "ry")}
+    ALL: ClassVar[dict[str, tuple[str, ...]]] = {"rx": ("ry", "rz"), "ry": ("rx", "rz"), "rz": ("rx", "ry")}
+
+    def sites(self, model, directed):
+        table = self.TARGETS if directed else self.ALL
+        rows = edit.flatten(model.ir)
+        out = []
+        for u in units(model.ir):
+            for i in u.rotation:
+                g = rows[i].gate
+                if g.name in table and _weights(g):
+                    out += [Site(self.name, (i, t)) for t in table[g.name]]
+        return out
+
+    def apply(self, model, site):
+        i, target = site.args
+        rows = edit.flatten(model.ir)
+        rows[i] = Row(rows[i].layer, edit.with_name(rows[i].gate, target))
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+
+
+class LS(QmlOperator):
+    """Layer Shuffling: swap two units, or put a unit's entangling gates before its rotations."""
+
+    name, description = "LS", "layer shuffling"
+
+    def sites(self, model, directed):
+        us = units(model.ir)
+        out = [Site(self.name, ("swap", a, b)) for a in range(len(us)) for b in range(a + 1, len(us))]
+        out += [Site(self.name, ("entangle_first", a)) for a, u in enumerate(us) if u.rotation and u.entangling]
+        return out
+
+    def apply(self, model, site):
+        us = units(model.ir)
+        n = len(model.ir.gates)
+        if site.args[0] == "swap":
+            a, b = us[site.args[1]], us[site.args[2]]
+            order = list(range(a.start)) + list(range(b.start, b.stop)) + list(range(a.stop, b.start))
+            order += list(range(a.start, a.stop)) + list(range(b.stop, n))
+            return model.with_ir(export=False, new_ir=_relayered(model.ir, order))
+        u = us[site.args[1]]
+        order = list(range(u.start)) + list(u.entangling) + list(u.rotation) + list(range(u.stop, n))
+        return model.with_ir(export=False, new_ir=_reorder(model.ir, order))
+
+
+def _relayered(ir: ModelIR, order: list[int]) -> ModelIR:
+    """Reorder rows; each position keeps the IR layer label of the row that stood there before."""
+    rows = edit.flatten(ir)
+    return edit.rebuild(ir, [Row(rows[pos].layer, rows[src].gate) for pos, src in enumerate(order)])
+
+
+class ILS(QmlOperator):
+    """In-layer Shuffling: swap two rotation sets (gates of one time step) inside a unit."""
+
+    name, description = "ILS", "in-layer shuffling"
+
+    def _sets(self, model: Model, unit: Unit) -> list[list[int]]:
+        rows = edit.flatten(model.ir)
+        steps = edit.moments([rows[i] for i in unit.rotation])
+        sets: dict[int, list[int]] = {}
+        for i, t in zip(unit.rotation, steps):
+            sets.setdefault(t, []).append(i)
+        return [sets[t] for t in sorted(sets)]
+
+    def sites(self, model, directed):
+        out = []
+        for u, unit in enumerate(units(model.ir)):
+            k = len(self._sets(model, unit))
+            out += [Site(self.name, (u, a, b)) for a in range(k) for b in range(a + 1, k)]
+        return out
+
+    def apply(self, model, site):
+        u, a, b = site.args
+        unit = units(model.ir)[u]
+        sets = self._sets(model, unit)
+        sets[a], sets[b] = sets[b], sets[a]
+        inner = [i for s in sets for i in s] + list(unit.entangling)
+        order = list(range(unit.start)) + inner + list(range(unit.stop, len(model.ir.gates)))
+        return model.with_ir(export=False, new_ir=_reorder(model.ir, order))
+
+
+class ALA(QmlOperator):
+    """Ansatz Layer Addition: a copy of unit s (its weights, or seeded random ones) after unit t."""
+
+    name, description = "ALA", "ansatz layer addition"
+
+    def sites(self, model, directed):
+        us = units(model.ir)
+        return [
+            Site(self.name, (s, t, init)) for s in range(len(us)) for t in range(len(us)) for init in ("copy", "random")
+        ]
+
+    def apply(self, model, site):
+        s, t, init = site.args
+        us = units(model.ir)
+        rows = edit.flatten(model.ir)
+        rng = np.random.default_rng([s, t])
+        copies = []
+        for i in range(us[s].start, us[s].stop):
+            g = rows[i].gate
+            if init == "random" and _weights(g):
+                vals = list(g.operation.params)
+                for k in _weights(g):
+                    vals[k] = float(rng.uniform(-math.pi, math.pi))
+                g = edit.with_params(g, vals)
+            copies.append(Row(rows[us[t].stop - 1].layer, g))
+        new = rows[: us[t].stop] + copies + rows[us[t].stop :]
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, new))
+
+
+class ALD(QmlOperator):
+    """Ansatz Layer Deletion: a whole unit, its rotations only, or its entanglers only."""
+
+    name, description = "ALD", "ansatz layer deletion"
+
+    def sites(self, model, directed):
+        out = []
+        for u, unit in enumerate(units(model.ir)):
+            out.append(Site(self.name, (u, "all")))
+            if unit.rotation and unit.entangling:
+                out += [Site(self.name, (u, "rotations")), Site(self.name, (u, "entanglers"))]
+        return out
+
+    def apply(self, model, site):
+        u, what = site.args
+        unit = units(model.ir)[u]
+        drop = {
+            "all": set(range(unit.start, unit.stop)),
+            "rotations": set(unit.rotation),
+            "entanglers": set(unit.entangling),
+        }[what]
+        rows = edit.flatten(model.ir)
+        return model.with_ir(
+            export=False, new_ir=edit.rebuild(model.ir, [r for i, r in enumerate(rows) if i not in drop])
+        )
+
+
+class AddGate(QmlOperator):
+    """Classic: insert a gate of the available set on some qubits at some position.
+
+    Exhaustive: every flat position. Directed: positions that differ only by commuting the new gate
+    past gates on disjoint qubits are one mutant: one insertion per slot of its qubits' timelines.
+    """
+
+    name, description = "add-gate", "add a gate (Muskit/QMutPy)"
+
+    def sites(self, model, directed):
+        rows = edit.flatten(model.ir)
+        n = model.ir.num_qubits
+        out = []
+        for name in AVAILABLE_GATES:
+            k = num_qubits(name)
+            if k > n:
+                continue
+            for qubits in _qubit_tuples(n, k):
+                if directed:
+                    touching = [i for i, r in enumerate(rows) if set(r.gate.qubits) & set(qubits)]
+                    positions = sorted({0, *[i + 1 for i in touching]})
+                else:
+                    positions = list(range(len(rows) + 1))
+                out += [Site(self.name, (name, qubits, p)) for p in positions]
+        return out
+
+    def apply(self, model, site):
+        name, qubits, pos = site.args
+        rows = edit.flatten(model.ir)
+        params = [math.pi / 2] * num_params(name)
+        layer = rows[min(pos, len(rows) - 1)].layer if rows else 0
+        rows.insert(pos, Row(layer, edit.gate(name, tuple(qubits), params)))
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+
+
+class RemoveGate(QmlOperator):
+    name, description = "remove-gate", "remove a gate (Muskit/QMutPy)"
+
+    def sites(self, model, directed):
+        return [Site(self.name, (i,)) for i in range(len(model.ir.gates))]
+
+    def apply(self, model, site):
+        rows = edit.flatten(model.ir)
+        del rows[site.args[0]]
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+
+
+class ReplaceGate(QmlOperator):
+    """Classic: replace a gate by another of the same arity and parameter count from the available set."""
+
+    name, description = "replace-gate", "replace a gate (Muskit/QMutPy)"
+
+    def sites(self, model, directed):
+        out = []
+        for i, g in enumerate(model.ir.gates):
+            for name in AVAILABLE_GATES:
+                if name != g.name and num_qubits(name) == len(g.qubits) and num_params(name) == len(g.params):
+                    out.append(Site(self.name, (i, name)))
+        return out
+
+    def apply(self, model, site):
+        i, name = site.args
+        rows = edit.flatten(model.ir)
+        rows[i] = Row(rows[i].layer, edit.with_name(rows[i].gate, name))
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+
+
+def _qubit_tuples(n: int, k: int) -> list[tuple[int, ...]]:
+    if k == 1:
+        return [(q,) for q in range(n)]
+    return [(a, b) for a in range(n) for b in range(n) if a != b]
+
+
+QML: dict[str, type[QmlOperator]] = {op.name: op for op in (APC, DFC, APGC, LS, ILS, ALA, ALD)}
+CLASSIC: dict[str, type[QmlOperator]] = {op.name: op for op in (AddGate, RemoveGate, ReplaceGate)}
+
+
+def canonical(model: Model) -> tuple:
+    """A form equal for circuits that differ only in the order of gates on disjoint qubits.
+
+    Gates are keyed by ASAP time step, then qubits; with the preprocessing (DFC mutants differ there).
+    """
+    rows = edit.flatten(model.ir)
+    steps = edit.moments(rows)
+    gates = sorted(
+        (t, r.gate.qubits, r.gate.name, tuple(str(p.value) for p in r.gate.params)) for t, r in zip(steps, rows)
+    )
+    return (tuple(gates), repr(model.manifest["preprocessing"]))
