@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -40,6 +40,10 @@ bench-mutate: install
 # QuanForge Table 3 direction: HConf < Skewed/Small < Ori < LConf mutation scores (about 6 minutes).
 quanforge-suites: install
 	$(PY) benchmarks/quanforge_suites.py
+
+# Tables I and II of the efficient-QML mutation paper -> runs/bench/qml-mutation.{csv,md}.
+bench-qml-mutation: install
+	$(PY) benchmarks/qml_mutation.py
 
 # Accuracy under each shipped noise config beside noise-free, with time per input.
 bench-noise: install

@@ -1,0 +1,161 @@
+"""QML and classic operators on a small hand-written circuit (expected gate lists), the redundancy
+filter (it never drops a mutant whose unitary differs from all kept ones), and hand counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from qiskit import qasm3
+from qiskit.circuit import Parameter, QuantumCircuit
+from qiskit.quantum_info import Operator
+
+from qmltest import artifact
+from qmltest import ir as irmod
+from qmltest.mutation import qml_run
+from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, AddGate, RemoveGate, ReplaceGate, Site, units
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """Feature map rx(x0), rx(x1) | unit 0: ry ry cx | unit 1: ry rz-on-q0 cx ; measure q0."""
+    x0, x1 = Parameter("x_000"), Parameter("x_001")
+    qc = QuantumCircuit(2, 1)
+    qc.rx(x0, 0)
+    qc.rx(x1, 1)
+    qc.barrier()
+    qc.ry(0.1, 0)
+    qc.ry(0.2, 1)
+    qc.cx(0, 1)
+    qc.ry(0.3, 0)
+    qc.rz(0.5, 0)
+    qc.cx(1, 0)
+    qc.barrier()
+    qc.measure(0, 0)
+    path = tmp_path_factory.mktemp("m") / "small.qasm"
+    path.write_text(qasm3.dumps(qc))
+    return artifact.load(path)
+
+
+def gates(model) -> list[tuple]:
+    return [
+        (g.name, g.qubits, tuple(round(p.value, 6) if p.kind != "data" else p.value for p in g.params))
+        for g in model.ir.gates
+    ]
+
+
+FM = [("rx", (0,), ("x_000",)), ("rx", (1,), ("x_001",))]
+U0 = [("ry", (0,), (0.1,)), ("ry", (1,), (0.2,)), ("cx", (0, 1), ())]
+U1 = [("ry", (0,), (0.3,)), ("rz", (0,), (0.5,)), ("cx", (1, 0), ())]
+
+
+def test_units_found(small) -> None:
+    assert gates(small) == FM + U0 + U1
+    us = units(small.ir)
+    assert [(u.start, u.stop, u.rotation, u.entangling) for u in us] == [(2, 5, (2, 3), (4,)), (5, 8, (5, 6), (7,))]
+
+
+@pytest.mark.parametrize(
+    "op, site, expected",
+    [
+        (APC(), ("APC", (0, "flip", 0.0)), FM + [("ry", (0,), (-0.1,)), ("ry", (1,), (-0.2,)), U0[2]] + U1),
+        (
+            APC(),
+            ("APC", (1, "add", round(np.pi / 2, 12))),
+            FM + U0 + [("ry", (0,), (round(0.3 + np.pi / 2, 6),)), ("rz", (0,), (round(0.5 + np.pi / 2, 6),)), U1[2]],
+        ),
+        (APC(), ("APC", (0, "zero", 0.0)), FM + [("ry", (0,), (0.0,)), ("ry", (1,), (0.0,)), U0[2]] + U1),
+        (APGC(), ("APGC", (2, "rz")), FM + [("rz", (0,), (0.1,))] + U0[1:] + U1),
+        (LS(), ("LS", ("swap", 0, 1)), FM + U1 + U0),
+        (LS(), ("LS", ("entangle_first", 0)), FM + [U0[2], U0[0], U0[1]] + U1),
+        (ILS(), ("ILS", (1, 0, 1)), FM + U0 + [U1[1], U1[0], U1[2]]),
+        (ALA(), ("ALA", (0, 1, "copy")), FM + U0 + U1 + U0),
+        (ALD(), ("ALD", (0, "rotations")), FM + [U0[2]] + U1),
+        (ALD(), ("ALD", (1, "all")), FM + U0),
+        (RemoveGate(), ("remove-gate", (4,)), FM + U0[:2] + U1),
+        (ReplaceGate(), ("replace-gate", (4, "cz")), FM + U0[:2] + [("cz", (0, 1), ())] + U1),
+        (AddGate(), ("add-gate", ("h", (1,), 5)), FM + U0 + [("h", (1,), ())] + U1),
+    ],
+)
+def test_operator_example(small, op, site, expected) -> None:
+    site = Site(*site)
+    assert site in op.sites(small, directed=True) or site in op.sites(small, directed=False)
+    mutant = op.apply(small, site)
+    assert gates(mutant) == expected
+    exported = (
+        artifact.load_text(mutant.exported().qasm_text, mutant.manifest) if hasattr(artifact, "load_text") else None
+    )
+    assert exported is None or gates(exported) == expected
+
+
+def test_dfc_adds_a_preprocessing_step_and_changes_outputs(small) -> None:
+    site = Site("DFC", ("pair", 0, 1, "sign", "one_minus", np.pi / 2))
+    mutant = DFC().apply(small, site)
+    assert mutant.ir is small.ir
+    assert mutant.manifest["preprocessing"][-1] == {
+        "op": "feature_change",
+        "indices": [0, 1],
+        "ops": ["sign", "one_minus"],
+        "value": np.pi / 2,
+    }
+    x = np.array([[0.3, 0.7]])
+    np.testing.assert_allclose(mutant.probabilities(x), small.probabilities(np.array([[-0.3, 0.3]])), atol=1e-12)
+
+
+def _unitary(model) -> np.ndarray:
+    circ = irmod.unitary_part(model.ir)
+    values = {p: 0.37 * (i + 1) for i, p in enumerate(model.ir.inputs)}
+    return Operator(circ.assign_parameters(values, strict=False)).data
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    phase = np.vdot(b.ravel(), a.ravel())
+    return abs(abs(phase) - a.shape[0]) < 1e-9
+
+
+def test_redundancy_filter_keeps_every_distinct_unitary(small) -> None:
+    ops = [AddGate(), APC(), LS(), ILS(), ALA(), ALD(), APGC(), RemoveGate(), ReplaceGate()]
+    directed, skipped = qml_run.generate(small, ops, "directed")
+    kept = [_unitary(g.model) for g in directed] + [_unitary(small)]
+    # every mutant the directed sites could build, before deduplication, is among the kept unitaries
+    for op in ops:
+        for site in op.sites(small, directed=True):
+            u = _unitary(op.apply(small, site))
+            assert any(_same(u, k) for k in kept), site
+    # and every exhaustive insertion position is covered by a directed (slot) insertion
+    for site in AddGate().sites(small, directed=False):
+        u = _unitary(AddGate().apply(small, site))
+        assert any(_same(u, k) for k in kept), site
+    assert skipped["add-gate"]["commuting_insertions"] > 0
+    assert len(directed) < sum(len(op.sites(small, directed=False)) for op in ops)
+
+
+def test_classic_exhaustive_counts_match_hand_count(tmp_path) -> None:
+    """4-qubit ZFM+RA: z_feature_map (8 h, 8 p) + real_amplitudes reps=3 (16 ry, 9 cx) = 41 gates."""
+    model = artifact.load("data/models/zfm-ra-iris")
+    counts = qml_run.count(model, qml_run.operators("classic", None), "exhaustive")
+    # remove: one per gate; replace (same arity and parameter count from x y z h rx ry rz cx cz swap):
+    # h -> x, y, z (3); p -> rx, ry, rz (3); ry -> rx, rz (2); cx -> cz, swap (2)
+    # add: 42 positions x (7 one-qubit gates x 4 qubits + 3 two-qubit gates x 12 ordered pairs)
+    assert counts == {
+        "add-gate": 42 * (7 * 4 + 3 * 12),
+        "remove-gate": 41,
+        "replace-gate": 8 * 3 + 8 * 3 + 16 * 2 + 9 * 2,
+    }
+
+
+def test_directed_qml_at_least_5x_fewer_than_exhaustive_add_gate() -> None:
+    model = artifact.load("data/models/zzfm-su2-iris")
+    qml = sum(qml_run.count(model, qml_run.operators("qml", None), "directed").values())
+    add = qml_run.count(model, qml_run.operators("classic", ["add-gate"]), "exhaustive")["add-gate"]
+    assert add >= 5 * qml
+
+
+def test_incompetent_and_equivalent_are_not_scored(small) -> None:
+    from qmltest.mutation.evaluate import Data
+
+    x = np.random.default_rng(0).uniform(0, np.pi, (12, 2))
+    y = small.predict(small.probabilities(x))
+    res = qml_run.run(small, Data("d", small.encode(x), y, x), [APC(), ALD()], "directed", None, 0)
+    for row in res["operators"].values():
+        assert row["killed"] + row["survived"] + row["equivalent"] + row["incompetent"] == row["total"]
+    assert res["test_suite"]["correctly_classified"] == 12
