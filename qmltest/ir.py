@@ -125,6 +125,13 @@ def build(
     raw: list[tuple[Instruction, tuple[int, ...], Span | None]] = []
     measured: dict[int, int] = {}
     barrier_after: list[int] = []
+    # a measurement is final (readout) when no later gate touches its qubit; an earlier one stays in the
+    # gate list as a mid-circuit measurement (its outcome unused: the engine treats it as dephasing)
+    last_gate: dict[int, int] = {}
+    for pos, inst in enumerate(circuit.data):
+        if inst.operation.name not in ("barrier", "measure"):
+            for q in inst.qubits:
+                last_gate[circuit.find_bit(q).index] = pos
     for pos, inst in enumerate(circuit.data):
         name = inst.operation.name
         qubits = tuple(circuit.find_bit(q).index for q in inst.qubits)
@@ -132,11 +139,9 @@ def build(
         if name == "barrier":
             barrier_after.append(len(raw))
             continue
-        if name == "measure":
+        if name == "measure" and pos > last_gate.get(qubits[0], -1):
             measured[circuit.find_bit(inst.clbits[0]).index] = qubits[0]
             continue
-        if measured and any(q in measured.values() for q in qubits):
-            raise InputError(f"gate '{name}' after a measurement on qubit {qubits}: only final measurements")
         raw.append((inst.operation, qubits, span))
     if not measured:
         raise InputError("the circuit measures no qubit: nothing to read out")
@@ -179,11 +184,20 @@ def _check_table(table: list[dict], num_gates: int) -> None:
 def to_circuit(ir: ModelIR, measure: bool = True, barriers: bool = True) -> QuantumCircuit:
     """Rebuild a QuantumCircuit: layers separated by barriers, final measurements in readout order."""
     qc = QuantumCircuit(ir.num_qubits)
+    mids = [g for g in ir.gates if g.name == "measure"]
+    mid = ClassicalRegister(len(mids), "mid") if mids else None
+    if mid is not None:
+        qc.add_register(mid)
+    k = 0
     for i, layer in enumerate(ir.layers):
         if i and barriers:
             qc.barrier()
         for g in layer.gates:
-            qc.append(g.operation, list(g.qubits))
+            if g.name == "measure":
+                qc.measure(g.qubits[0], mid[k])  # type: ignore[index]
+                k += 1
+            else:
+                qc.append(g.operation, list(g.qubits))
     if measure:
         creg = ClassicalRegister(len(ir.measured), "meas")
         qc.add_register(creg)

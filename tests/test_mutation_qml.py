@@ -132,7 +132,9 @@ def test_redundancy_filter_keeps_every_distinct_unitary(small) -> None:
 def test_classic_exhaustive_counts_match_hand_count(tmp_path) -> None:
     """4-qubit ZFM+RA: z_feature_map (8 h, 8 p) + real_amplitudes reps=3 (16 ry, 9 cx) = 41 gates."""
     model = artifact.load("data/models/zfm-ra-iris")
-    counts = qml_run.count(model, qml_run.operators("classic", None), "exhaustive")
+    counts = qml_run.count(
+        model, qml_run.operators("classic", ["add-gate", "remove-gate", "replace-gate"]), "exhaustive"
+    )
     # remove: one per gate; replace (same arity and parameter count from x y z h rx ry rz cx cz swap):
     # h -> x, y, z (3); p -> rx, ry, rz (3); ry -> rx, rz (2); cx -> cz, swap (2)
     # add: 42 positions x (7 one-qubit gates x 4 qubits + 3 two-qubit gates x 12 ordered pairs)
@@ -159,3 +161,44 @@ def test_incompetent_and_equivalent_are_not_scored(small) -> None:
     for row in res["operators"].values():
         assert row["killed"] + row["survived"] + row["equivalent"] + row["incompetent"] == row["total"]
     assert res["test_suite"]["correctly_classified"] == 12
+
+
+def test_mid_circuit_measurement_is_dephasing_on_both_backends() -> None:
+    from qmltest.simulate import engine
+
+    qc = QuantumCircuit(2, 1)
+    qc.h(0)
+    qc.measure(0, 0)  # outcome unused, qubit used later: complete dephasing
+    qc.h(0)
+    qc.cx(0, 1)
+    job = engine.Circuit(qc, (0, 1), ())
+    for backend in ("numpy", "aer"):
+        np.testing.assert_allclose(engine.probabilities(job, np.zeros((1, 0)), backend), [[0.5, 0, 0, 0.5]], atol=1e-12)
+
+
+def test_measure_operators(small, tmp_path) -> None:
+    from qmltest.mutation.qml import AddMeasure, RemoveMeasure
+
+    sites = AddMeasure().sites(small, directed=True)
+    # q0 is touched by rx, ry, cx, ry, rz, cx (6 gates): 5 slots; q1 by rx, ry, cx, cx: 3 slots
+    assert len(sites) == 8
+    mutant = AddMeasure().apply(small, sites[0])
+    assert [g.name for g in mutant.ir.gates].count("measure") == 1
+    artifact.save(mutant.exported(), tmp_path / "m")
+    again = artifact.load(tmp_path / "m")  # a mid-circuit measurement survives the QASM3 round trip
+    assert [g.name for g in again.ir.gates] == [g.name for g in mutant.ir.gates]
+    x = np.random.default_rng(1).uniform(0, np.pi, (3, 2))
+    np.testing.assert_allclose(again.probabilities(x), mutant.probabilities(x), atol=1e-12)
+    (mid,) = [site for site in RemoveMeasure().sites(mutant, True) if site.args[0] == "mid"]
+    removed = RemoveMeasure().apply(mutant, mid)
+    assert gates(removed) == gates(small)
+
+
+def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
+    from qmltest.mutation.qml import RemoveMeasure
+
+    model = artifact.load("data/models/zfm-ra-iris")  # readout: all 4 qubits, class = state % 3
+    mutant = RemoveMeasure().apply(model, Site("remove-measure", ("readout", 0)))
+    assert mutant.ir.measured == (1, 2, 3)
+    # new state s' over qubits 1..3 is old state 2 s' (bit 0 reads 0)
+    assert mutant.readout_map == [(2 * s) % 3 for s in range(8)]

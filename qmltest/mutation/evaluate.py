@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qmltest import readout
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import stats
@@ -77,6 +78,11 @@ class Evaluator:
             p = self.probs(mutant, data)
         except QmlTestError as exc:
             return None, f"incompetent: {exc}"
-        if np.max(np.abs(p - self.original_probs(data))) < EQUIVALENCE_TOL:
+        base = self.original_probs(data)
+        if p.shape != base.shape:  # the readout changed (remove-measure): compare class probabilities
+            p_cls = readout.class_probabilities(p, mutant.readout_map, mutant.num_classes)
+            base = readout.class_probabilities(base, self.original.readout_map, self.original.num_classes)
+            return p, "equivalent" if np.max(np.abs(p_cls - base)) < EQUIVALENCE_TOL else "ok"
+        if np.max(np.abs(p - base)) < EQUIVALENCE_TOL:
             return p, "equivalent"
         return p, "ok"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from qiskit.circuit import Measure
 
 from qmltest.artifact import Model
 from qmltest.ir import Gate, ModelIR
@@ -381,6 +382,73 @@ class ReplaceGate(QmlOperator):
         return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
 
 
+class AddMeasure(QmlOperator):
+    """Classic: a mid-circuit measurement (outcome unused) after a gate on a qubit that is used later.
+
+    Exhaustive: every flat position before a later gate on the qubit; directed: one per slot of the
+    qubit's own timeline (positions between the same two gates on that qubit are the same mutant).
+    """
+
+    name, description = "add-measure", "add a measurement (Muskit/QMutPy)"
+
+    def sites(self, model, directed):
+        rows = edit.flatten(model.ir)
+        out = []
+        for q in range(model.ir.num_qubits):
+            touching = [i for i, r in enumerate(rows) if q in r.gate.qubits and r.gate.name != "measure"]
+            if len(touching) < 2:
+                continue
+            if directed:
+                positions = [i + 1 for i in touching[:-1]]
+            else:
+                positions = list(range(touching[0] + 1, touching[-1] + 1))
+            out += [Site(self.name, (q, p)) for p in positions]
+        return out
+
+    def apply(self, model, site):
+        q, pos = site.args
+        rows = edit.flatten(model.ir)
+        g = Gate("measure", (q,), (), Measure())
+        rows.insert(pos, Row(rows[min(pos, len(rows) - 1)].layer, g))
+        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+
+
+class RemoveMeasure(QmlOperator):
+    """Classic: remove a mid-circuit measurement, or a readout qubit's final measurement (its
+    classical bit then reads 0: the readout map keeps the states with that bit 0)."""
+
+    name, description = "remove-measure", "remove a measurement (Muskit/QMutPy)"
+
+    def sites(self, model, directed):
+        out = [Site(self.name, ("mid", i)) for i, g in enumerate(model.ir.gates) if g.name == "measure"]
+        if len(model.ir.measured) > 1:
+            out += [Site(self.name, ("readout", k)) for k in range(len(model.ir.measured))]
+        return out
+
+    def apply(self, model, site):
+        kind, k = site.args
+        if kind == "mid":
+            rows = edit.flatten(model.ir)
+            del rows[k]
+            return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+        measured = list(model.ir.measured)
+        old = model.manifest["readout"]
+        keep = [b for b in range(len(measured)) if b != k]
+        mapping = []
+        for s in range(2 ** len(keep)):
+            full = sum(((s >> j) & 1) << b for j, b in enumerate(keep))  # bit k stays 0
+            mapping.append(old["map"][full])
+        new_ir = _replace_measured(model.ir, tuple(measured[b] for b in keep))
+        readout = dict(old, qubits=[measured[b] for b in keep], map=mapping)
+        return model.with_ir(export=False, new_ir=new_ir, readout=readout)
+
+
+def _replace_measured(ir: ModelIR, measured: tuple[int, ...]) -> ModelIR:
+    from dataclasses import replace
+
+    return replace(ir, measured=measured)
+
+
 def _qubit_tuples(n: int, k: int) -> list[tuple[int, ...]]:
     if k == 1:
         return [(q,) for q in range(n)]
@@ -388,17 +456,20 @@ def _qubit_tuples(n: int, k: int) -> list[tuple[int, ...]]:
 
 
 QML: dict[str, type[QmlOperator]] = {op.name: op for op in (APC, DFC, APGC, LS, ILS, ALA, ALD)}
-CLASSIC: dict[str, type[QmlOperator]] = {op.name: op for op in (AddGate, RemoveGate, ReplaceGate)}
+CLASSIC: dict[str, type[QmlOperator]] = {
+    op.name: op for op in (AddGate, RemoveGate, ReplaceGate, AddMeasure, RemoveMeasure)
+}
 
 
 def canonical(model: Model) -> tuple:
     """A form equal for circuits that differ only in the order of gates on disjoint qubits.
 
-    Gates are keyed by ASAP time step, then qubits; with the preprocessing (DFC mutants differ there).
+    Gates are keyed by ASAP time step, then qubits; with the preprocessing (DFC mutants differ there)
+    and the readout (remove-measure mutants differ there).
     """
     rows = edit.flatten(model.ir)
     steps = edit.moments(rows)
     gates = sorted(
         (t, r.gate.qubits, r.gate.name, tuple(str(p.value) for p in r.gate.params)) for t, r in zip(steps, rows)
     )
-    return (tuple(gates), repr(model.manifest["preprocessing"]))
+    return (tuple(gates), repr(model.manifest["preprocessing"]), model.ir.measured, tuple(model.readout_map))

@@ -149,13 +149,14 @@ def evaluate(g: Generated, model: Model, suite: Data, evaluator: Evaluator, shot
         base = evaluator.original_accuracies(suite, None, f"vs/{g.id}")
         g.status = "killed" if stats.is_killed(base, acc).killed else "survived"
     else:
+        mutant = g.model
         if shots is None:
-            pred = model.predict(probs)
+            pred = mutant.predict(probs)
         else:
             from qmltest.simulate import engine
 
             counts = engine.sample_counts(probs, shots, np.random.default_rng(seed_of(seed, g.id)))
-            pred = model.predict(counts)
+            pred = mutant.predict(counts)
         wrong = np.flatnonzero(pred != suite.y)
         g.killed_by = [int(i) for i in wrong]
         g.status = "killed" if len(wrong) else "survived"

@@ -92,6 +92,9 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
         else:
             psi0 = statevector.zero_states(len(part), n)
             values = {p: part[:, i] for i, p in enumerate(job.inputs)}
+        if any(op.name == "dephase" for op in ops):
+            out.append(statevector.probabilities_with_dephasing(ops, psi0, values, n, list(job.measured)))
+            continue
         psi = statevector.run(ops, psi0, values, n)
         out.append(statevector.marginal_probabilities(psi, list(job.measured), n))
     if not out:

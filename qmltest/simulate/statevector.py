@@ -47,9 +47,12 @@ def compile_circuit(circuit: QuantumCircuit) -> list[Op]:
         operation = inst.operation
         if operation.name in SKIPPED:
             continue
-        if operation.name in ("measure", "reset"):
-            raise InputError(f"mid-circuit '{operation.name}' is not supported by the engine")
+        if operation.name == "reset":
+            raise InputError("mid-circuit 'reset' is not supported by the engine")
         qubits = tuple(circuit.find_bit(q).index for q in inst.qubits)
+        if operation.name == "measure":  # outcome unused: a complete dephasing of the qubit
+            ops.append(Op(qubits, name="dephase"))
+            continue
         symbolic = [p for p in operation.params if isinstance(p, ParameterExpression) and p.parameters]
         if not symbolic:
             ops.append(Op(qubits, matrix=_fixed(operation)))
@@ -158,6 +161,27 @@ def zero_states(batch: int, n: int) -> np.ndarray:
     psi = np.zeros((batch, 2**n), complex)
     psi[:, 0] = 1.0
     return psi
+
+
+def probabilities_with_dephasing(
+    ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n: int, measured: list[int]
+) -> np.ndarray:
+    """Final probabilities when some ops are mid-circuit measurements (dephasing): each one splits
+    every branch into its |0> and |1> parts on that qubit, and the branches' probabilities add."""
+    branches = [psi0]
+    start = 0
+    for k, op in enumerate(ops + [Op((), name="end")]):
+        if op.name not in ("dephase", "end"):
+            continue
+        branches = [run(ops[start:k], b, values, n) for b in branches]
+        start = k + 1
+        if op.name == "dephase":
+            q = op.qubits[0]
+            bit = (np.arange(2**n) >> q) & 1
+            branches = [b * (bit == v) for b in branches for v in (0, 1)]
+            if len(branches) > 1024:
+                raise InputError("more than 10 mid-circuit measurements: too many branches")
+    return sum(marginal_probabilities(b, measured, n) for b in branches)
 
 
 def state_index_map(measured: list[int], n: int) -> np.ndarray:
