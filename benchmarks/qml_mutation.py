@@ -46,8 +46,8 @@ def main(out: Path) -> None:
             row = {"model": folder, "suite": suite, "MS %": round(100 * (res["mutation_score"] or 0), 2)}
             for name, op in res["operators"].items():
                 row[name] = f"{op['killed']}/{op['total']}"
-            row["gen ms/mutant"] = round(1e3 * res["generation_seconds_per_mutant"], 3)
-            evals = [op["eval_seconds_per_mutant"] for op in res["operators"].values() if op["eval_seconds_per_mutant"]]
+            row["gen ms/mutant"] = round(1e3 * res["timing"]["generation_seconds_per_mutant"], 3)
+            evals = [v for v in res["timing"]["eval_seconds_per_mutant"].values() if v]
             row["eval s/mutant"] = round(sum(evals) / len(evals), 4) if evals else None
             if suite == "classic":
                 row["add-gate exhaustive"] = qml_run.count(

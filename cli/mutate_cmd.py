@@ -13,7 +13,7 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as ops
-from qmltest.mutation import qml_run
+from qmltest.mutation import qml_run, stryker
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.gates import CATEGORIES, categories_of
 from qmltest.mutation.generate import Settings
@@ -86,6 +86,7 @@ def mutate(
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write one row per mutant."),
+    stryker_out: Path = typer.Option(None, "--stryker", help="qml/classic: Stryker mutation-testing-report JSON."),
     fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -113,6 +114,7 @@ def mutate(
             csv_out,
             fail_under,
             quiet,
+            stryker_out,
         )
         return
     if suite != "quanforge":
@@ -167,6 +169,7 @@ def run_sites(
     csv_out,
     fail_under,
     quiet,
+    stryker_out,
 ) -> None:
     """The QML / classic suites: enumerate sites, build mutants, kill on the correctly classified inputs."""
     op_list = qml_run.operators(suite, names)
@@ -184,9 +187,14 @@ def run_sites(
     total = sum(len(op.sites(model, strategy == "directed")) for op in op_list)
     with progress_bar("mutants", total, quiet) as advance:
         result = qml_run.run(model, data, op_list, strategy, shots, seed, killing, repeats, out_dir, force, advance)
+    timing = result.pop("timing")
     write_output(json_out, report.to_json(result))
     if csv_out:
-        write_output(csv_out, report.to_csv(result["mutants"]))
+        rows = [{k: v for k, v in m.items() if k != "site_args"} for m in result["mutants"]]
+        write_output(csv_out, report.to_csv(rows))
+    if stryker_out:
+        sites = {m["id"]: tuple(m["site_args"]) for m in result["mutants"]}
+        write_output(stryker_out, report.to_json(stryker.report(model, str(model.source), result["mutants"], sites)))
     if out_dir:
         report.write_text_atomic(out_dir / "report.json", report.to_json(result))
     if not quiet and str(json_out) != "-":
@@ -198,7 +206,8 @@ def run_sites(
             t.add_column(col)
         for name, row in result["operators"].items():
             score = "-" if row["mutation_score"] is None else f"{100 * row['mutation_score']:.1f}%"
-            per = "-" if row["eval_seconds_per_mutant"] is None else f"{1e3 * row['eval_seconds_per_mutant']:.2f}"
+            secs = timing["eval_seconds_per_mutant"].get(name)
+            per = "-" if secs is None else f"{1e3 * secs:.2f}"
             t.add_row(
                 name, f"{row['killed']}/{row['total']}", str(row["equivalent"]), str(row["incompetent"]), score, per
             )
@@ -206,7 +215,7 @@ def run_sites(
         ms = result["mutation_score"]
         out.print(
             f"mutation score {'-' if ms is None else f'{100 * ms:.2f}%'}; generation "
-            f"{1e3 * result['generation_seconds_per_mutant']:.2f} ms per mutant"
+            f"{1e3 * timing['generation_seconds_per_mutant']:.2f} ms per mutant"
         )
     if fail_under is not None and (result["mutation_score"] or 0) < fail_under:
         err.print(f"mutation score below {fail_under}", markup=False)

@@ -202,3 +202,26 @@ def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
     assert mutant.ir.measured == (1, 2, 3)
     # new state s' over qubits 1..3 is old state 2 s' (bit 0 reads 0)
     assert mutant.readout_map == [(2 * s) % 3 for s in range(8)]
+
+
+def test_stryker_report_schema_and_locations(small) -> None:
+    from qmltest.mutation import stryker
+    from qmltest.mutation.evaluate import Data
+
+    x = np.random.default_rng(0).uniform(0, np.pi, (8, 2))
+    y = small.predict(small.probabilities(x))
+    res = qml_run.run(small, Data("d", small.encode(x), y, x), [APGC(), RemoveGate()], "directed", None, 0)
+    sites = {m["id"]: tuple(m["site_args"]) for m in res["mutants"]}
+    doc = stryker.report(small, "small.qasm", res["mutants"], sites)
+    assert doc["schemaVersion"] == "2" and set(doc["thresholds"]) == {"high", "low"}
+    entry = doc["files"]["small.qasm"]
+    assert entry["language"] == "qasm" and entry["source"] == small.qasm_text
+    lines = small.qasm_text.splitlines()
+    allowed = {"Killed", "Survived", "Ignored", "CompileError"}
+    for m in entry["mutants"]:
+        assert m["status"] in allowed
+        start, end = m["location"]["start"], m["location"]["end"]
+        assert 1 <= start["line"] <= end["line"] <= len(lines) and start["column"] >= 1
+        if m["mutatorName"] == "remove-gate":
+            index = sites[m["id"]][0]
+            assert lines[start["line"] - 1].startswith(small.ir.gates[index].name)

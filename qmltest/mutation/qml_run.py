@@ -218,7 +218,6 @@ def summarize(model, data, suite, mutants, skipped, gen_seconds, strategy, shots
         "mutation_score": killed / scored if scored else None,
         "operators": per_op,
         "generated": len(mutants),
-        "generation_seconds_per_mutant": gen_seconds / max(len(mutants), 1),
         "mutants": [
             {
                 "id": g.id,
@@ -226,9 +225,14 @@ def summarize(model, data, suite, mutants, skipped, gen_seconds, strategy, shots
                 "site": g.site.describe(),
                 "status": g.status,
                 "killed_by": len(g.killed_by),
+                "site_args": list(g.site.args),
             }
             for g in mutants
         ],
+        "timing": {  # wall-clock: callers print it and keep it out of reports (byte-identical per seed)
+            "generation_seconds_per_mutant": gen_seconds / max(len(mutants), 1),
+            "eval_seconds_per_mutant": {name: row.pop("eval_seconds_per_mutant") for name, row in per_op.items()},
+        },
     }
 
 
