@@ -12,6 +12,7 @@ from qmltest_cli import (
     mutate_cmd,
     noise_cmd,
     profile_cmd,
+    suite_cmd,
     train_cmd,
     zoo_cmd,
 )
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 app.add_typer(zoo_cmd.app, name="zoo")
 app.add_typer(noise_cmd.app, name="noise")
+app.add_typer(suite_cmd.app, name="suite")
 app.command("train")(train_cmd.train)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("evaluate")(evaluate_cmd.evaluate)

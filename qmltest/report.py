@@ -18,12 +18,17 @@ import qmltest
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write via a temporary file in the same folder and rename: readers never see half a file."""
+    write_bytes_atomic(path, text.encode())
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Binary twin of write_text_atomic (NPZ suites, failure sets)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -14,6 +14,7 @@ from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 
 KINDS = ("ori", "hconf", "lconf", "small", "skewed")
+DERIVED = ("ood", "aug", "adv")
 
 
 def build(model: Model, x: np.ndarray, labels: np.ndarray, kind: str, per_class: int, seed: int) -> np.ndarray:
@@ -50,3 +51,62 @@ def confidence(model: Model, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     y = label_indices(model, labels)
     cprobs = readout.class_probabilities(model.probabilities(x), model.readout_map, model.num_classes)
     return cprobs[np.arange(len(y)), y]
+
+
+def augment(
+    x: np.ndarray, image_shape: tuple[int, int] | None, low: float, high: float, rng: np.random.Generator
+) -> np.ndarray:
+    """One random augmentation per input: affine, crop, brightness, blur, sharpen, Gaussian or
+    salt-and-pepper noise (images); bounded Gaussian noise (tabular)."""
+    from scipy import ndimage
+
+    span = high - low
+    if image_shape is None:
+        return x + rng.normal(0.0, 0.05 * np.ptp(x, axis=0) + 1e-12, x.shape)
+    out = np.empty_like(x)
+    for i, row in enumerate(x):
+        img = row.reshape(image_shape)
+        kind = rng.integers(7)
+        if kind == 0:
+            img = ndimage.rotate(img, rng.uniform(-10, 10), reshape=False, order=1, cval=low)
+        elif kind == 1:
+            b = max(1, image_shape[0] // 14)
+            crop = np.full_like(img, low)
+            crop[b:-b, b:-b] = img[b:-b, b:-b]
+            img = crop
+        elif kind == 2:
+            img = img + rng.uniform(-0.1, 0.1) * span
+        elif kind == 3:
+            img = ndimage.gaussian_filter(img, 0.7)
+        elif kind == 4:
+            img = img + 0.5 * (img - ndimage.gaussian_filter(img, 1.0))
+        elif kind == 5:
+            img = img + rng.normal(0.0, 0.05 * span, img.shape)
+        else:
+            mask = rng.random(img.shape)
+            img = np.where(mask < 0.02, low, np.where(mask > 0.98, high, img))
+        out[i] = np.clip(img, low, high).ravel()
+    return out
+
+
+def save(
+    path, x: np.ndarray, y: np.ndarray, source: np.ndarray, kind: str, params: dict, model_sha: str, seed: int
+) -> None:
+    """The suite file: inputs, labels, source indices (-1 for generated), kind, parameters, model, seed."""
+    import io
+    import json
+
+    from qmltest.report import write_bytes_atomic
+
+    buf = io.BytesIO()
+    np.savez(
+        buf,
+        x=x,
+        y=y,
+        source_index=source,
+        kind=np.array(kind),
+        params=np.array(json.dumps(params, sort_keys=True)),
+        model_sha256=np.array(model_sha),
+        seed=np.array(seed),
+    )
+    write_bytes_atomic(path, buf.getvalue())

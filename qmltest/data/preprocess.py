@@ -81,6 +81,28 @@ def image_transform(x: np.ndarray, transform: str, shape: list[int] | None) -> n
     return np.ascontiguousarray(out).reshape(len(x), -1)
 
 
+def vjp(steps: list[dict], x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Gradient with respect to the raw features given the gradient g after the (linear) steps."""
+    inputs = [np.asarray(x, dtype=float)]
+    for step in steps[:-1]:
+        inputs.append(apply_step(step, inputs[-1]))
+    for step, _ in zip(reversed(steps), reversed(inputs)):
+        op = step["op"]
+        if op == "resize":
+            (h, w), (h2, w2) = step["from"], step["to"]
+            rows, cols = area_matrix(h, h2), area_matrix(w, w2)
+            g = np.einsum("ij,nil,lk->njk", rows, g.reshape(-1, h2, w2), cols).reshape(len(g), -1)
+        elif op == "affine":
+            g = g * np.asarray(step["scale"])
+        elif op == "pca":
+            g = g @ np.asarray(step["components"])
+        elif op == "linear":
+            g = g @ np.asarray(step["weight"])
+        else:
+            raise InputError(f"no gradient through preprocessing step '{op}'")
+    return g
+
+
 def input_width(step: dict) -> int | None:
     """Number of features a step expects, when it says."""
     op = step.get("op")

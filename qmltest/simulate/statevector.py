@@ -218,6 +218,7 @@ def adjoint_gradient(
     values: dict[Parameter, np.ndarray],
     n: int,
     wrt: list[Parameter],
+    initial: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Gradients of a real loss L by the adjoint method (one backward sweep, no re-simulation).
 
@@ -242,6 +243,8 @@ def adjoint_gradient(
             for p in targets:
                 grad[:, index[p]] += dtheta * _angle_derivative(op.angle, p, values)
         lam = apply_t(lam, mdag, op.qubits, n)
+    if initial is not None:  # dL/d(conj psi0): the input state's gradient, for attacks on amplitude models
+        initial.append(np.ascontiguousarray(lam.T))
     return grad, grad.sum(axis=0)
 
 

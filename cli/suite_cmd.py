@@ -1,0 +1,160 @@
+"""`qmltest suite build | attack | show`: test suites of varying quality and adversarial inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+from qmltest_cli.common import handle_errors, out
+from rich.table import Table
+
+from qmltest import artifact, attacks, suites
+from qmltest.data import datasets
+from qmltest.errors import InputError
+from qmltest.evaluate import label_indices
+
+app = typer.Typer(
+    help="Test suites (Ori, HConf, LConf, Skewed, Small, OOD, Aug, Adv) and attacks.", no_args_is_help=True
+)
+
+
+def _data(spec: str, model: artifact.Model):
+    name, _, split = spec.partition(":")
+    if name in datasets.BUILTIN:
+        ds = datasets.load(name)
+        idx = datasets.split_indices(ds.y, split or "test")
+    else:
+        ds = datasets.load(spec)
+        idx = np.arange(len(ds.y))
+    return ds, idx
+
+
+@app.command("build")
+@handle_errors
+def build(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    kind: str = typer.Option(..., help="ori, hconf, lconf, skewed, small, ood, aug or adv."),
+    data: str = typer.Option("mnist:test", help="Source data, name:split or a file."),
+    per_class: int = typer.Option(100, help="Inputs per class."),
+    epsilon: float = typer.Option(64 / 255, help="adv: FGSM step as a fraction of the value range."),
+    seed: int = typer.Option(0),
+    out_path: Path = typer.Option(..., "--out", help="Suite NPZ to write."),
+) -> None:
+    """Build a suite from correctly classified inputs (QuanForge Sec. 4.3.1)."""
+    model = artifact.load(model_path)
+    ds, idx = _data(data, model)
+    inside = idx[np.isin(ds.y[idx], model.classes)]
+    x, labels = ds.x[inside], ds.y[inside]
+    rng = np.random.default_rng(seed)
+    base_kind = kind if kind in suites.KINDS else "ori"
+    if kind not in suites.KINDS + suites.DERIVED:
+        raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(suites.KINDS + suites.DERIVED)})")
+    chosen = suites.build(model, x, labels, base_kind, per_class, seed)
+    sx, sy, source = x[chosen], labels[chosen], inside[chosen]
+    low, high = float(min(0.0, ds.x.min())), float(ds.x.max())
+    params: dict = {"data": data, "per_class": per_class}
+    if kind == "aug":
+        pool = suites.build(model, x, labels, "ori", min(per_class * 2, _max_pool(model, x, labels)), seed + 1)
+        aug = suites.augment(x[pool], ds.image_shape, low, high, rng)
+        ok = model.predict(model.probabilities(aug)) == label_indices(model, labels[pool])
+        keep = _per_class(labels[pool][ok], per_class)
+        sx, sy, source = aug[ok][keep], labels[pool][ok][keep], np.full(len(keep), -1)
+    elif kind in ("ood", "adv"):
+        half = rng.choice(len(sx), size=len(sx) // 2, replace=False)
+        if kind == "ood":
+            others = np.flatnonzero(~np.isin(ds.y, model.classes))
+            if len(others) < len(half):
+                raise InputError(f"{data}: not enough inputs of unseen classes for an OOD suite")
+            pick = rng.choice(others, size=len(half), replace=False)
+            new_x = ds.x[pick]
+            new_y = np.array(model.classes)[model.predict(model.probabilities(new_x))]  # labelled by the model
+            params["ood_labels"] = "model prediction"
+        else:
+            y_idx = label_indices(model, sy[half])
+            adv = attacks.attack(model, sx[half], y_idx, "fgsm", epsilon, low, high, rng)
+            failed = model.predict(model.probabilities(adv)) == y_idx  # QuanForge: the attack failed
+            half = half[failed]
+            new_x, new_y = adv[failed], sy[half]
+            params.update(epsilon=epsilon, attack="fgsm", replaced=int(len(half)))
+        sx, sy, source = sx.copy(), sy.copy(), source.copy()
+        sx[half], sy[half], source[half] = new_x, new_y, -1
+    suites.save(out_path, sx, sy, source, kind, params, model.sha256, seed)
+    out.print(f"{kind}: {len(sy)} inputs -> {out_path}", markup=False)
+
+
+def _max_pool(model, x, labels) -> int:
+    correct = model.predict(model.probabilities(x)) == label_indices(model, labels)
+    return int(min(np.bincount(label_indices(model, labels)[correct], minlength=model.num_classes)))
+
+
+def _per_class(labels: np.ndarray, per_class: int) -> np.ndarray:
+    keep = []
+    for c in np.unique(labels):
+        keep += list(np.flatnonzero(labels == c)[:per_class])
+    return np.array(sorted(keep), dtype=int)
+
+
+@app.command("attack")
+@handle_errors
+def attack(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    method: str = typer.Option("fgsm", help="fgsm or random."),
+    data: str = typer.Option("mnist:test", help="Seeds, name:split or a file."),
+    per_class: int = typer.Option(50, help="Seed inputs per class."),
+    epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
+    seed: int = typer.Option(0),
+    out_path: Path = typer.Option(..., "--out", help="NPZ of adversarial inputs."),
+) -> None:
+    """Attack correctly classified seeds; report the attack success rate (QCov Table 14)."""
+    model = artifact.load(model_path)
+    ds, idx = _data(data, model)
+    inside = idx[np.isin(ds.y[idx], model.classes)]
+    chosen = suites.build(model, ds.x[inside], ds.y[inside], "ori", per_class, seed)
+    x, labels = ds.x[inside][chosen], ds.y[inside][chosen]
+    y = label_indices(model, labels)
+    low, high = float(min(0.0, ds.x.min())), float(ds.x.max())
+    adv = attacks.attack(model, x, y, method, epsilon, low, high, np.random.default_rng(seed))
+    asr = attacks.success_rate(model, x, adv, y)
+    params = {"data": data, "per_class": per_class, "method": method, "epsilon": epsilon, "asr": asr}
+    suites.save(out_path, adv, labels, inside[chosen], f"attack-{method}", params, model.sha256, seed)
+    out.print(
+        f"{method} epsilon={epsilon:.4f}: attack success rate {100 * asr:.2f}% on {len(y)} inputs -> {out_path}",
+        markup=False,
+    )
+
+
+@app.command("show")
+@handle_errors
+def show(
+    suite_path: Path = typer.Argument(..., help="Suite NPZ."),
+    model_path: Path = typer.Option(None, "--model", help="Also show the confidence histogram under this model."),
+) -> None:
+    """Size, classes, how it was made, and (with --model) a confidence histogram."""
+    if not suite_path.exists():
+        raise InputError(f"{suite_path}: no such file")
+    with np.load(suite_path, allow_pickle=False) as z:
+        x, y = z["x"], z["y"]
+        kind = str(z["kind"]) if "kind" in z else "unknown"
+        params = json.loads(str(z["params"])) if "params" in z else {}
+        sha = str(z["model_sha256"]) if "model_sha256" in z else "-"
+        seed = int(z["seed"]) if "seed" in z else None
+        generated = int(np.sum(z["source_index"] < 0)) if "source_index" in z else 0
+    out.print(
+        f"{suite_path}: kind {kind}, {len(y)} inputs, {generated} generated, seed {seed}, model {sha[:12]}",
+        markup=False,
+    )
+    out.print(f"params: {json.dumps(params, sort_keys=True)}", markup=False)
+    t = Table(title="classes")
+    t.add_column("label")
+    t.add_column("inputs", justify="right")
+    for label, count in zip(*np.unique(y, return_counts=True)):
+        t.add_row(str(label), str(count))
+    out.print(t)
+    if model_path is not None:
+        model = artifact.load(model_path)
+        conf = suites.confidence(model, x, y)
+        hist, edges = np.histogram(conf, bins=10, range=(0, 1))
+        for h, a, b in zip(hist, edges, edges[1:]):
+            out.print(f"  confidence {a:.1f}-{b:.1f} {'#' * int(h)} {h}", markup=False)
