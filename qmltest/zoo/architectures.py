@@ -138,21 +138,66 @@ def _so4(frag: QuantumCircuit, w: _Params, a: int, b: int) -> None:
     frag.ry(w(), b)
 
 
-def hcqc_so4(num_classes: int, n: int = 8) -> Built:
-    """HCQC with U_SO4 (Hur et al.): hierarchical blocks 8 -> 4 -> 2 -> readout qubit 7."""
+def _ttn(frag: QuantumCircuit, w: _Params, a: int, b: int) -> None:
+    """U_TTN of Hur et al.: RY RY CNOT (2 parameters)."""
+    frag.ry(w(), a)
+    frag.ry(w(), b)
+    frag.cx(a, b)
+
+
+def _u3(frag: QuantumCircuit, w: _Params, q: int) -> None:
+    """A general single-qubit rotation as RZ RY RZ (three single-angle gates, adjoint-friendly)."""
+    frag.rz(w(), q)
+    frag.ry(w(), q)
+    frag.rz(w(), q)
+
+
+def _su4(frag: QuantumCircuit, w: _Params, a: int, b: int) -> None:
+    """U_SU4 of Hur et al. (15 parameters): U3 x U3, CNOT, RY RZ, CNOT, RY, CNOT, U3 x U3."""
+    _u3(frag, w, a)
+    _u3(frag, w, b)
+    frag.cx(a, b)
+    frag.ry(w(), a)
+    frag.rz(w(), b)
+    frag.cx(b, a)
+    frag.ry(w(), a)
+    frag.cx(a, b)
+    _u3(frag, w, a)
+    _u3(frag, w, b)
+
+
+HCQC_LEVELS = [
+    [(0, 1), (2, 3), (4, 5), (6, 7), (1, 2), (3, 4), (5, 6), (7, 0)],
+    [(1, 3), (5, 7), (3, 5), (7, 1)],
+    [(3, 7)],
+]
+
+
+def _hcqc(block: Callable[[QuantumCircuit, _Params, int, int], None], n: int = 8) -> Built:
+    """Hierarchical blocks 8 -> 4 -> 2 -> readout qubit 7 (Hur et al.)."""
     w = _Params()
-    levels = [
-        [(0, 1), (2, 3), (4, 5), (6, 7), (1, 2), (3, 4), (5, 6), (7, 0)],
-        [(1, 3), (5, 7), (3, 5), (7, 1)],
-        [(3, 7)],
-    ]
     layers = []
-    for i, pairs in enumerate(levels):
+    for i, pairs in enumerate(HCQC_LEVELS):
         frag = QuantumCircuit(n)
         for a, b in pairs:
-            _so4(frag, w, a, b)
+            block(frag, w, a, b)
         layers.append((f"level_{i}", "ansatz", frag))
     return Built(n, layers, [7], "basis", "amplitude", [], w.made)
+
+
+def hcqc_so4(num_classes: int) -> Built:
+    """HCQC with U_SO4 blocks (6 parameters each)."""
+    return _hcqc(_so4)
+
+
+def hcqc_su4(num_classes: int) -> Built:
+    """HCQC with U_SU4 blocks (15 parameters each)."""
+    return _hcqc(_su4)
+
+
+def hcqc_ttn(num_classes: int) -> Built:
+    """HCQC with U_TTN blocks (2 parameters each)."""
+    return _hcqc(_ttn)
 
 
 def drnn(num_classes: int, n: int = 8, num_features: int = 64) -> Built:
@@ -222,6 +267,8 @@ ARCHS: dict[str, Arch] = {
         Arch("ccqc", ccqc, "CCQC: amplitude encoding, rotations + ring CRX (Schuld et al.)"),
         Arch("qcnn", qcnn, "QCNN: amplitude encoding, conv/pool 8->4->2 (Cong et al.)"),
         Arch("hcqc_so4", hcqc_so4, "HCQC with U_SO4 blocks, readout qubit 7 (Hur et al.)"),
+        Arch("hcqc_su4", hcqc_su4, "HCQC with U_SU4 blocks (15 parameters), readout qubit 7"),
+        Arch("hcqc_ttn", hcqc_ttn, "HCQC with U_TTN blocks (2 parameters), readout qubit 7"),
         Arch("drnn", drnn, "DRNN: data re-uploading of 8x8 images, angle encoding"),
         Arch("hqnn", hqnn, "HQNN: classical linear layer -> RY angles -> QCL layers (Shi et al.)"),
         Arch("zfm_ra", zfm_ra, "Qiskit ML: ZFeatureMap x RealAmplitudes, VQC readout"),

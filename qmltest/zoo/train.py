@@ -37,7 +37,7 @@ class Recipe:
 
 def fit_preprocessing(arch: str, dataset: str, x: np.ndarray, num_features: int, image: bool) -> list[dict]:
     """Preprocessing steps fitted on training data only."""
-    if arch in ("qcl", "ccqc", "qcnn", "hcqc_so4"):
+    if arch in ("qcl", "ccqc", "qcnn", "hcqc_so4", "hcqc_su4", "hcqc_ttn"):
         if not image:
             raise InputError(f"{arch} uses amplitude encoding of 16x16 images; '{dataset}' is not an image set")
         side = int(round(np.sqrt(x.shape[1])))
