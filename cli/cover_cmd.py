@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -45,13 +44,7 @@ def parse_gates(specs: list[str]) -> dict[str, float]:
 
 
 def load_profile(path: Path, model: artifact.Model) -> Profile:
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
-    prof = Profile.from_dict(data, str(path))
+    prof = Profile.from_dict(report.read_json(path), str(path))
     if prof.model_sha256 != model.sha256:
         raise InputError(f"{path}: profile was made for another model (hash {prof.model_sha256[:12]}...)")
     return prof

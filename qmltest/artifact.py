@@ -18,7 +18,7 @@ from qmltest import ir as irmod
 from qmltest import qasm, readout
 from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError
-from qmltest.report import write_text_atomic
+from qmltest.report import read_json, write_text_atomic
 from qmltest.simulate import engine
 from qmltest.simulate.statevector import marginalize
 
@@ -191,13 +191,8 @@ def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:
     if manifest_path is None:
         return _infer(text, circuit, spans, str(qasm_path))
     manifest_path = Path(manifest_path)
-    if not manifest_path.exists():
-        raise InputError(f"{manifest_path}: no such file")
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{manifest_path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    validate_manifest(manifest, str(manifest_path))
+    manifest = read_json(manifest_path)
+    validate_manifest(manifest, str(manifest_path))  # type: ignore[arg-type]
     if manifest["qasm_sha256"] != qasm.sha256(text):
         raise InputError(f"{manifest_path}: 'qasm_sha256' does not match {qasm_path} (the circuit was changed)")
     if manifest["num_qubits"] != circuit.num_qubits:

@@ -35,6 +35,19 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         raise
 
 
+def read_json(path: str | Path) -> object:
+    """Parse a JSON file; a missing or malformed file is an InputError naming it."""
+    from qmltest.errors import InputError
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
 def _default(obj: object) -> object:
     if isinstance(obj, np.integer):
         return int(obj)

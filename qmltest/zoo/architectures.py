@@ -127,13 +127,8 @@ def qcnn(num_classes: int, n: int = 8) -> Built:
 
 
 def _so4(frag: QuantumCircuit, w: _Params, a: int, b: int) -> None:
-    """U_SO4 of Hur et al.: RY RY CNOT RY RY CNOT RY RY (6 parameters)."""
-    frag.ry(w(), a)
-    frag.ry(w(), b)
-    frag.cx(a, b)
-    frag.ry(w(), a)
-    frag.ry(w(), b)
-    frag.cx(b, a)
+    """U_SO4 of Hur et al.: the QCNN convolution RY RY CNOT RY RY CNOT, then RY RY (6 parameters)."""
+    _conv(frag, w, a, b)
     frag.ry(w(), a)
     frag.ry(w(), b)
 
