@@ -100,7 +100,8 @@ def _per_class(labels: np.ndarray, per_class: int) -> np.ndarray:
 @handle_errors
 def attack(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    method: str = typer.Option("fgsm", help="fgsm or random."),
+    method: str = typer.Option("fgsm", help="fgsm, jsma, dlfuzz or random."),
+    shots: int = typer.Option(None, help="fgsm: estimate the gradient by NES from this many shots per query."),
     data: str = typer.Option("mnist:test", help="Seeds, name:split or a file."),
     per_class: int = typer.Option(50, help="Seed inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
@@ -115,9 +116,9 @@ def attack(
     x, labels = ds.x[inside][chosen], ds.y[inside][chosen]
     y = label_indices(model, labels)
     low, high = float(min(0.0, ds.x.min())), float(ds.x.max())
-    adv = attacks.attack(model, x, y, method, epsilon, low, high, np.random.default_rng(seed))
+    adv = attacks.attack(model, x, y, method, epsilon, low, high, np.random.default_rng(seed), shots)
     asr = attacks.success_rate(model, x, adv, y)
-    params = {"data": data, "per_class": per_class, "method": method, "epsilon": epsilon, "asr": asr}
+    params = {"data": data, "per_class": per_class, "method": method, "epsilon": epsilon, "asr": asr, "shots": shots}
     suites.save(out_path, adv, labels, inside[chosen], f"attack-{method}", params, model.sha256, seed)
     out.print(
         f"{method} epsilon={epsilon:.4f}: attack success rate {100 * asr:.2f}% on {len(y)} inputs -> {out_path}",

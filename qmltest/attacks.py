@@ -13,10 +13,10 @@ from qmltest import readout
 from qmltest.artifact import Model
 from qmltest.data.preprocess import preprocess, vjp
 from qmltest.errors import InputError
-from qmltest.simulate import statevector
+from qmltest.simulate import engine, statevector
 from qmltest.zoo.train import loss_and_lambda
 
-METHODS = ("fgsm", "random")
+METHODS = ("fgsm", "jsma", "dlfuzz", "random")
 
 
 def input_gradient(model: Model, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -47,6 +47,60 @@ def input_gradient(model: Model, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return vjp(model.manifest["preprocessing"], x, g_z) * len(x)  # per-input, not batch-mean, scale
 
 
+def nes_gradient(
+    model: Model, x: np.ndarray, y: np.ndarray, shots: int, samples: int, sigma: float, rng: np.random.Generator
+) -> np.ndarray:
+    """NES estimate (Wierstra et al.) of d(loss)/dx from shot-estimated class probabilities only
+    (QuanForge footnote 2): antithetic Gaussian probes, the model as a black box."""
+    cmat = readout.class_matrix(model.readout_map, model.num_classes)
+
+    def loss(xs: np.ndarray) -> np.ndarray:
+        counts = engine.sample_counts(model.probabilities(xs), shots, rng) @ cmat
+        p = (counts + 0.5) / (counts.sum(axis=1, keepdims=True) + 0.5 * counts.shape[1])
+        return -np.log(p[np.arange(len(y)), y])
+
+    grad = np.zeros_like(x, dtype=float)
+    for _ in range(samples):
+        u = rng.normal(size=x.shape)
+        grad += (loss(x + sigma * u) - loss(x - sigma * u))[:, None] * u
+    return grad / (2 * sigma * samples)
+
+
+def jsma(model: Model, x: np.ndarray, y: np.ndarray, theta: float, gamma: float, low: float, high: float) -> np.ndarray:
+    """JSMA-style saliency attack: push the most salient unused feature by theta x range in the
+    loss-increasing direction, until misclassified or a gamma fraction of the features is used."""
+    span = high - low
+    adv = np.array(x, dtype=float)
+    used = np.zeros_like(adv, dtype=bool)
+    active = np.ones(len(x), dtype=bool)
+    for _ in range(max(1, int(gamma * x.shape[1]))):
+        if not active.any():
+            break
+        idx = np.flatnonzero(active)
+        g = input_gradient(model, adv[idx], y[idx])
+        g[used[idx]] = 0.0
+        j = np.argmax(np.abs(g), axis=1)
+        adv[idx, j] = np.clip(adv[idx, j] + theta * span * np.sign(g[np.arange(len(idx)), j]), low, high)
+        used[idx, j] = True
+        active[idx] = model.predict(model.probabilities(adv[idx])) == y[idx]
+    return adv
+
+
+def dlfuzz(
+    model: Model, x: np.ndarray, y: np.ndarray, steps: int, step_size: float, epsilon: float, low: float, high: float
+) -> np.ndarray:
+    """DLFuzz-style iterative signed-gradient ascent on the loss, each input kept within an L_inf
+    ball of epsilon x range around its seed; stops early once every input is misclassified."""
+    span = high - low
+    adv = np.array(x, dtype=float)
+    for _ in range(steps):
+        adv = adv + step_size * span * np.sign(input_gradient(model, adv, y))
+        adv = np.clip(np.clip(adv, x - epsilon * span, x + epsilon * span), low, high)
+        if np.all(model.predict(model.probabilities(adv)) != y):
+            break
+    return adv
+
+
 def attack(
     model: Model,
     x: np.ndarray,
@@ -56,16 +110,21 @@ def attack(
     low: float,
     high: float,
     rng: np.random.Generator,
+    shots: int | None = None,
 ) -> np.ndarray:
-    """FGSM (x + eps * range * sign(grad)) or uniform random noise of the same size, clipped."""
+    """FGSM (exact gradient, or NES under finite shots), JSMA (theta 1.0, gamma 0.1), DLFuzz
+    (50 steps of epsilon/10) or uniform random noise of the same size; clipped to the value range."""
     span = high - low
     if method == "fgsm":
-        step = epsilon * span * np.sign(input_gradient(model, x, y))
-    elif method == "random":
-        step = rng.uniform(-epsilon * span, epsilon * span, x.shape)
-    else:
-        raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")
-    return np.clip(x + step, low, high)
+        grad = input_gradient(model, x, y) if shots is None else nes_gradient(model, x, y, shots, 50, 0.01 * span, rng)
+        return np.clip(x + epsilon * span * np.sign(grad), low, high)
+    if method == "jsma":
+        return jsma(model, x, y, 1.0, 0.1, low, high)
+    if method == "dlfuzz":
+        return dlfuzz(model, x, y, 50, epsilon / 10, epsilon, low, high)
+    if method == "random":
+        return np.clip(x + rng.uniform(-epsilon * span, epsilon * span, x.shape), low, high)
+    raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")
 
 
 def success_rate(model: Model, x: np.ndarray, x_adv: np.ndarray, y: np.ndarray) -> float:

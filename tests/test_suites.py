@@ -95,3 +95,20 @@ def test_fgsm_follows_sign_of_analytic_gradient(tmp_path) -> None:
     np.testing.assert_array_equal(np.sign(grad), np.sign(analytic))
     adv = attacks.attack(model, x, y, "fgsm", 0.1, 0.0, np.pi, np.random.default_rng(0))
     np.testing.assert_allclose(adv, np.clip(x + 0.1 * np.pi * np.sign(analytic), 0.0, np.pi))
+
+
+def test_jsma_dlfuzz_bounds_and_nes_agrees_with_exact(mnist) -> None:
+    model, x, y = mnist
+    x, yi = x[:6], label_indices(model, y[:6])
+    high = float(x.max())
+    adv = attacks.jsma(model, x, yi, 1.0, 0.1, 0.0, high)
+    changed = np.count_nonzero(adv != x, axis=1)
+    assert np.all(changed <= int(0.1 * x.shape[1]))
+    fuzzed = attacks.dlfuzz(model, x, yi, 5, 0.02, 0.1, 0.0, high)
+    assert np.all(np.abs(fuzzed - x) <= 0.1 * high + 1e-9)
+    # NES from shots points the same way as the exact gradient (positive correlation per input)
+    exact = attacks.input_gradient(model, x, yi)
+    nes = attacks.nes_gradient(model, x, yi, 100_000, 40, 0.01 * high, np.random.default_rng(0))
+    cos = np.sum(exact * nes, axis=1) / (np.linalg.norm(exact, axis=1) * np.linalg.norm(nes, axis=1))
+    # random directions in d = 784 have cosine ~ N(0, 1/d): demand 3 standard deviations on the median
+    assert np.all(cos > 0) and np.median(cos) > 3 / np.sqrt(x.shape[1])
