@@ -100,7 +100,7 @@ def _per_class(labels: np.ndarray, per_class: int) -> np.ndarray:
 @handle_errors
 def attack(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    method: str = typer.Option("fgsm", help="fgsm, jsma, dlfuzz or random."),
+    method: str = typer.Option("fgsm", help="fgsm, jsma, dlfuzz, quantest or random."),
     shots: int = typer.Option(None, help="fgsm: estimate the gradient by NES from this many shots per query."),
     data: str = typer.Option("mnist:test", help="Seeds, name:split or a file."),
     per_class: int = typer.Option(50, help="Seed inputs per class."),

@@ -16,11 +16,30 @@ from qmltest.errors import InputError
 from qmltest.simulate import engine, statevector
 from qmltest.zoo.train import loss_and_lambda
 
-METHODS = ("fgsm", "jsma", "dlfuzz", "random")
+METHODS = ("fgsm", "jsma", "dlfuzz", "quantest", "random")
 
 
-def input_gradient(model: Model, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """d(cross-entropy of class y)/d(raw x), one row per input."""
+def meyer_wallach(psi: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Meyer-Wallach entanglement Q = 2 (1 - (1/n) sum_k Tr rho_k^2) per state, and dQ/d(conj psi).
+
+    With M_k the state reshaped to (qubit k, rest), rho_k = M_k M_k^+ and d Tr(rho_k^2)/d(conj M_k) = 2 rho_k M_k.
+    """
+    batch = psi.shape[0]
+    t = psi.reshape((batch,) + (2,) * n)
+    purity = np.zeros(batch)
+    grad = np.zeros_like(t)
+    for k in range(n):
+        m = np.moveaxis(t, n - k, 1).reshape(batch, 2, -1)
+        rho = m @ np.conj(np.transpose(m, (0, 2, 1)))
+        purity += np.real(np.einsum("nab,nba->n", rho, rho))
+        d = (2 * rho @ m).reshape((batch, 2) + (2,) * (n - 1))
+        grad += np.moveaxis(d, 1, n - k)
+    q = 2 * (1 - purity / n)
+    return q, (-2.0 / n) * grad.reshape(batch, -1)
+
+
+def input_gradient(model: Model, x: np.ndarray, y: np.ndarray, entanglement: float = 0.0) -> np.ndarray:
+    """d(cross-entropy of class y + entanglement x Meyer-Wallach)/d(raw x), one row per input."""
     n = model.ir.num_qubits
     ops = model.job().ops
     encoded = model.encode(x)
@@ -34,6 +53,8 @@ def input_gradient(model: Model, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         psi0 = statevector.zero_states(len(x), n)
     psi = statevector.run(ops, psi0, values, n)
     _, lam, _ = loss_and_lambda(psi, y, measured, n, cmat)
+    if entanglement:
+        lam = lam + entanglement * meyer_wallach(psi, n)[1] / len(x)  # same batch-mean scale as the loss
     initial: list = []
     per_input, _ = statevector.adjoint_gradient(ops, psi, lam, values, n, list(model.ir.inputs), initial)
     if model.amplitude:
@@ -101,6 +122,34 @@ def dlfuzz(
     return adv
 
 
+def quantest(
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    lr: float,
+    steps: int,
+    epsilon: float,
+    low: float,
+    high: float,
+) -> np.ndarray:
+    """QuanTest-style (Shi et al. 2024): ascend cross-entropy + lam x Meyer-Wallach entanglement of the
+    output state with signed steps of lr x range, inside an epsilon L_inf ball, until misclassified."""
+    span = high - low
+    adv = np.array(x, dtype=float)
+    active = np.ones(len(x), dtype=bool)
+    for _ in range(steps):
+        idx = np.flatnonzero(active)
+        if len(idx) == 0:
+            break
+        g = input_gradient(model, adv[idx], y[idx], lam)
+        adv[idx] = np.clip(
+            np.clip(adv[idx] + lr * span * np.sign(g), x[idx] - epsilon * span, x[idx] + epsilon * span), low, high
+        )
+        active[idx] = model.predict(model.probabilities(adv[idx])) == y[idx]
+    return adv
+
+
 def attack(
     model: Model,
     x: np.ndarray,
@@ -122,6 +171,8 @@ def attack(
         return jsma(model, x, y, 1.0, 0.1, low, high)
     if method == "dlfuzz":
         return dlfuzz(model, x, y, 50, epsilon / 10, epsilon, low, high)
+    if method == "quantest":
+        return quantest(model, x, y, 1.0, 0.05 * epsilon, 50, epsilon, low, high)
     if method == "random":
         return np.clip(x + rng.uniform(-epsilon * span, epsilon * span, x.shape), low, high)
     raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")

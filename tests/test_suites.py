@@ -112,3 +112,23 @@ def test_jsma_dlfuzz_bounds_and_nes_agrees_with_exact(mnist) -> None:
     cos = np.sum(exact * nes, axis=1) / (np.linalg.norm(exact, axis=1) * np.linalg.norm(nes, axis=1))
     # random directions in d = 784 have cosine ~ N(0, 1/d): demand 3 standard deviations on the median
     assert np.all(cos > 0) and np.median(cos) > 3 / np.sqrt(x.shape[1])
+
+
+def test_meyer_wallach_value_and_gradient() -> None:
+    from qiskit.quantum_info import Statevector, partial_trace
+
+    rng = np.random.default_rng(0)
+    n = 3
+    psi = rng.normal(size=(2, 8)) + 1j * rng.normal(size=(2, 8))
+    psi /= np.linalg.norm(psi, axis=1, keepdims=True)
+    q, g = attacks.meyer_wallach(psi, n)
+    for s, value in zip(psi, q):
+        rhos = [partial_trace(Statevector(s), [j for j in range(n) if j != k]).data for k in range(n)]
+        assert value == pytest.approx(2 * (1 - sum(np.real(np.trace(r @ r)) for r in rhos) / n))
+    bell = np.zeros((1, 4), complex)
+    bell[0, [0, 3]] = 1 / np.sqrt(2)
+    assert attacks.meyer_wallach(bell, 2)[0][0] == pytest.approx(1.0)  # maximally entangled
+    d = rng.normal(size=8) + 1j * rng.normal(size=8)
+    qp, _ = attacks.meyer_wallach(psi[:1] + 1e-6 * d, n)
+    qm, _ = attacks.meyer_wallach(psi[:1] - 1e-6 * d, n)
+    assert (qp - qm)[0] / 2e-6 == pytest.approx(2 * np.real(np.vdot(g[0], d)), rel=1e-6)
