@@ -55,7 +55,9 @@ def probabilities(
     circuit, mixed = dephased(circuit)
     try:
         if mixed:
-            return _density(circuit, measured, inputs, features, states)
+            encoded = states if states is not None else features
+            sim = AerSimulator(method="density_matrix")
+            return run_batch(sim, circuit, measured, inputs, encoded, states is not None, True)
         if states is not None:
             qc = circuit.copy()
             qc.save_unitary()
@@ -86,21 +88,32 @@ def probabilities(
         raise SimulatorError(f"Aer failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
 
 
-def _density(circuit, measured, inputs, features, states) -> np.ndarray:
-    sim = AerSimulator(method="density_matrix")
+def run_batch(
+    sim: AerSimulator,
+    circuit: QuantumCircuit,
+    measured: list[int],
+    inputs: list[Parameter],
+    encoded: np.ndarray,
+    amplitude: bool,
+    density: bool,
+    shots: int = 1,
+) -> np.ndarray:
+    """Averaged probabilities per input in one Aer run: amplitude inputs start from their state
+    (set_density_matrix / set_statevector), angle inputs are bound into the transpiled circuit."""
     body = circuit.copy()
     body.save_probabilities(qubits=measured)
-    if states is not None:
+    if amplitude:
         runs = []
-        for state in states:
+        for state in encoded:
             head = QuantumCircuit(circuit.num_qubits)
-            head.set_density_matrix(np.outer(state, state.conj()))
+            if density:
+                head.set_density_matrix(np.outer(state, state.conj()))
+            else:
+                head.set_statevector(state)
             runs.append(head.compose(body))
-        res = sim.run(transpile(runs, sim, optimization_level=0)).result()
-        count = len(states)
+        experiments = transpile(runs, sim, optimization_level=0)
     else:
         tqc = transpile(body, sim, optimization_level=0)
-        bound = [tqc.assign_parameters(dict(zip(inputs, row)), inplace=False) for row in features]
-        res = sim.run(bound).result()
-        count = len(features)
-    return np.array([np.asarray(res.data(i)["probabilities"]) for i in range(count)])
+        experiments = [tqc.assign_parameters(dict(zip(inputs, row)), inplace=False) for row in encoded]
+    res = sim.run(experiments, shots=shots).result()
+    return np.array([np.asarray(res.data(i)["probabilities"]) for i in range(len(encoded))])

@@ -60,23 +60,18 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
     `encoded` is (N, F) feature values for angle encoding, or (N, 2^n) states for amplitude.
     With a NoiseConfig `noise` (not all-zero), the noisy probabilities from Aer.
     """
+    encoded = np.asarray(encoded)
+    if not job.amplitude and encoded.shape[1] != len(job.inputs):
+        raise InputError(f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}")
     if noise is not None:
         from qmltest.noise.build import is_trivial
         from qmltest.simulate import noisy
 
         if not is_trivial(noise):
-            encoded = np.asarray(encoded)
-            if not job.amplitude and encoded.shape[1] != len(job.inputs):
-                raise InputError(
-                    f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}"
-                )
             return noisy.probabilities(job.circuit, list(job.measured), list(job.inputs), encoded, job.amplitude, noise)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
     check_size(job.num_qubits)
-    encoded = np.asarray(encoded)
-    if not job.amplitude and encoded.shape[1] != len(job.inputs):
-        raise InputError(f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}")
     if backend == "aer":
         states = encoded if job.amplitude else None
         feats = None if job.amplitude else encoded

@@ -9,13 +9,13 @@ N(0, sigma) over-rotations of every numeric gate angle and averages the repetiti
 from __future__ import annotations
 
 import numpy as np
-from qiskit import transpile
 from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
 from qiskit_aer import AerSimulator
 
 from qmltest.errors import SimulatorError
 from qmltest.noise import build
 from qmltest.noise.config import NoiseConfig
+from qmltest.simulate import aer
 
 MAX_DENSITY_BYTES = 4 * 2**30
 
@@ -48,8 +48,8 @@ def probabilities(
     cfg: NoiseConfig,
 ) -> np.ndarray:
     """Noisy probabilities (N, 2^m) over `measured` for a batch of encoded inputs."""
-    n = circuit.num_qubits
-    density = density_fits(n)
+    circuit, _ = aer.dephased(circuit)  # mid-circuit measurements: dephasing, as on the noise-free paths
+    density = density_fits(circuit.num_qubits)
     method = "density_matrix" if density else "statevector"
     shots = 1 if density else int(cfg.get("noise", "trajectories", 200))
     reps = int(cfg.get("drift", "repetitions", 1)) if cfg.has("drift") else 1
@@ -62,24 +62,7 @@ def probabilities(
             qc = build.with_random_insertion(build.with_crosstalk(qc, cfg), cfg)
             model = build.noise_model(cfg, qc)
             sim = AerSimulator(method=method, noise_model=model, seed_simulator=cfg.seed)
-            body = qc.copy()
-            body.save_probabilities(qubits=measured)
-            if amplitude:
-                runs = []
-                for state in encoded:
-                    head = QuantumCircuit(n)
-                    if density:
-                        head.set_density_matrix(np.outer(state, state.conj()))
-                    else:
-                        head.set_statevector(state)
-                    runs.append(head.compose(body))
-                tqc = transpile(runs, sim, optimization_level=0)
-                res = sim.run(tqc, shots=shots).result()
-            else:
-                tqc = transpile(body, sim, optimization_level=0)
-                bound = [tqc.assign_parameters(dict(zip(inputs, row)), inplace=False) for row in encoded]
-                res = sim.run(bound if inputs else [tqc] * len(encoded), shots=shots).result()
-            total += np.array([np.asarray(res.data(i)["probabilities"]) for i in range(len(encoded))])
+            total += aer.run_batch(sim, qc, measured, inputs, encoded, amplitude, density, shots)
     except SimulatorError:
         raise
     except Exception as exc:
