@@ -20,14 +20,9 @@ from qmltest.fuzz.run import campaign
 
 
 def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: int):
-    name, _, split = spec.partition(":")
-    if name in datasets.BUILTIN:
-        x, y = datasets.select(name, split or "test", model.classes, per_class, seed)
-        shape = datasets.load(name).image_shape
-    else:
-        x, y = datasets.select(spec, "all", model.classes, per_class, seed)
-        shape = datasets.load(spec).image_shape
-    return x, label_indices(model, y), shape
+    source, split = datasets.parse_spec(spec)
+    x, y = datasets.select(source, split, model.classes, per_class, seed)
+    return x, label_indices(model, y), datasets.load(source).image_shape
 
 
 @handle_errors

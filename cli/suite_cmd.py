@@ -21,14 +21,9 @@ app = typer.Typer(
 
 
 def _data(spec: str, model: artifact.Model):
-    name, _, split = spec.partition(":")
-    if name in datasets.BUILTIN:
-        ds = datasets.load(name)
-        idx = datasets.split_indices(ds.y, split or "test")
-    else:
-        ds = datasets.load(spec)
-        idx = np.arange(len(ds.y))
-    return ds, idx
+    source, split = datasets.parse_spec(spec)
+    ds = datasets.load(source)
+    return ds, datasets.split_indices(ds.y, split)
 
 
 @app.command("build")

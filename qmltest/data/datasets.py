@@ -104,6 +104,14 @@ def load(spec: str) -> Dataset:
     return ds
 
 
+def parse_spec(spec: str, default_split: str = "test") -> tuple[str, str]:
+    """'mnist:train' -> ('mnist', 'train'); 'mnist' -> ('mnist', default_split); a file -> (file, 'all')."""
+    name, _, split = spec.partition(":")
+    if name in BUILTIN:
+        return name, split or default_split
+    return spec, "all"
+
+
 def split_indices(y: np.ndarray, split: str, seed: int = SPLIT_SEED) -> np.ndarray:
     """Fixed stratified split: per class, a seeded permutation; the first 20% are the test set."""
     if split not in ("train", "test", "all"):
