@@ -52,7 +52,7 @@ def main() -> None:
     start = time.perf_counter()
     probs = engine.probabilities(mutant.job(), ref.encoded)
     acc = stats.accuracy_distribution(
-        probs, ref.y, model.readout_map, model.num_classes, REPEATS, SHOTS, np.random.default_rng(0)
+        probs, ref.y, model.readout_matrix, model.num_classes, REPEATS, SHOTS, np.random.default_rng(0)
     )
     ours = (time.perf_counter() - start) / len(ref.y)
     naive = naive_seconds_per_input_repeat(mutant, ref.encoded) * REPEATS

@@ -47,7 +47,7 @@ def describe(model: Model) -> dict:
         "encoding": m["encoding"],
         "features": m["feature_names"],
         "preprocessing": [s["op"] for s in m["preprocessing"]],
-        "readout": {"kind": m["readout"].get("kind"), "qubits": m["readout"]["qubits"], "map": m["readout"]["map"]},
+        "readout": dict(m["readout"]),
         "classes": m["classes"],
         "layers": layers,
         "training": m.get("training", {}),

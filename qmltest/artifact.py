@@ -59,7 +59,13 @@ class Model:
 
     @property
     def readout_map(self) -> list[int]:
-        return list(self.manifest["readout"]["map"])
+        """The state -> class table of a map readout (expectation readouts have none)."""
+        return list(self.manifest["readout"].get("map", []))
+
+    @cached_property
+    def readout_matrix(self) -> np.ndarray:
+        """(2^m, C) class-score matrix of the readout (see `qmltest.readout`)."""
+        return readout.matrix(self.manifest["readout"], self.num_classes)
 
     @property
     def amplitude(self) -> bool:
@@ -71,7 +77,10 @@ class Model:
 
     @cached_property
     def _job(self) -> engine.Circuit:
-        return engine.Circuit(irmod.unitary_part(self.ir), self.ir.measured, self.ir.inputs, self.amplitude)
+        circuit = irmod.unitary_part(self.ir)
+        for name, q in readout.basis_changes(self.manifest["readout"]):  # X/Y observables measured as Z
+            getattr(circuit, name)(q)
+        return engine.Circuit(circuit, self.ir.measured, self.ir.inputs, self.amplitude)
 
     @cached_property
     def _full_job(self) -> engine.Circuit:
@@ -109,7 +118,7 @@ class Model:
         return engine.probabilities(self.job(register), self.encode(raw), backend, noise)
 
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
-        return readout.predict(probs_or_counts, self.readout_map, self.num_classes)
+        return readout.predict(probs_or_counts, self.readout_matrix, self.num_classes)
 
     def exported(self) -> Model:
         """This model with its QASM3 text present (export deferred by with_ir(export=False))."""
@@ -165,14 +174,40 @@ def validate_manifest(m: dict, source: str) -> None:
     if not isinstance(classes, list) or len(classes) < 2:
         raise _fail(source, "manifest 'classes' must list at least two class labels")
     ro = m["readout"]
-    if not isinstance(ro, dict) or not isinstance(ro.get("qubits"), list) or not isinstance(ro.get("map"), list):
+    if not isinstance(ro, dict) or not isinstance(ro.get("qubits"), list):
+        raise _fail(source, "manifest 'readout' needs a 'qubits' list")
+    if ro.get("kind") == "expectation":
+        _validate_expectation(ro, m, source)
+        return _validate_layers(m, source)
+    if not isinstance(ro.get("map"), list):
         raise _fail(source, "manifest 'readout' needs 'qubits' and 'map' lists")
     if len(ro["map"]) != 2 ** len(ro["qubits"]):
         raise _fail(source, f"manifest 'readout.map' must have 2^{len(ro['qubits'])} entries")
     if not all(isinstance(c, int) and -1 <= c < len(classes) for c in ro["map"]):
         raise _fail(source, "manifest 'readout.map' entries must be class indices or -1")
+    _validate_layers(m, source)
+
+
+def _validate_layers(m: dict, source: str) -> None:
     if not isinstance(m["layers"], list):
         raise _fail(source, "manifest 'layers' must be a list")
+
+
+def _validate_expectation(ro: dict, m: dict, source: str) -> None:
+    """An expectation readout: observables over the circuit's width, measured = their support."""
+    obs = ro.get("observables")
+    if not isinstance(obs, list):
+        raise _fail(source, "manifest 'readout.observables' must be a list of Pauli strings")
+    try:
+        readout.check_observables(obs, m["num_qubits"], len(m["classes"]))
+    except InputError as exc:
+        raise _fail(source, f"manifest 'readout': {exc}") from None
+    support = sorted(readout.measurement_basis(obs))
+    if ro["qubits"] != support:
+        raise _fail(source, f"manifest 'readout.qubits' must be the observables' support {support}")
+    t = ro.get("threshold", 0.0)
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not -1.0 < float(t) < 1.0:
+        raise _fail(source, "manifest 'readout.threshold' must be a number in (-1, 1)")
 
 
 def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:

@@ -44,7 +44,7 @@ def input_gradient(model: Model, x: np.ndarray, y: np.ndarray, entanglement: flo
     ops = model.job().ops
     encoded = model.encode(x)
     measured = list(model.ir.measured)
-    cmat = readout.class_matrix(model.readout_map, model.num_classes)
+    cmat = readout.class_matrix(model.readout_matrix, model.num_classes)
     if model.amplitude:
         values: dict = {}
         psi0 = encoded
@@ -73,7 +73,7 @@ def nes_gradient(
 ) -> np.ndarray:
     """NES estimate (Wierstra et al.) of d(loss)/dx from shot-estimated class probabilities only
     (QuanForge footnote 2): antithetic Gaussian probes, the model as a black box."""
-    cmat = readout.class_matrix(model.readout_map, model.num_classes)
+    cmat = readout.class_matrix(model.readout_matrix, model.num_classes)
 
     def loss(xs: np.ndarray) -> np.ndarray:
         counts = engine.sample_counts(model.probabilities(xs), shots, rng) @ cmat

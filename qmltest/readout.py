@@ -1,8 +1,17 @@
-"""Readout: how probabilities over the measured register map to class probabilities and labels.
+"""Readout: how probabilities over the measured register map to class scores and labels.
 
-The manifest stores an explicit table `map[s] = class index or -1` for every basis state s of the
-measured register (index bit i = measured qubit i), so parity, ``x % num_classes`` (Qiskit ML's
-VQC default) and one-state-per-class readouts are all the same code.
+Every readout is a (2^m, C) score matrix W over the measured register (index bit i = measured
+qubit i): class scores are ``probs @ W`` (or ``counts @ W`` under shots), the prediction is their
+argmax and class probabilities are the scores renormalized. Two manifest forms build it:
+
+- a table ``map[s] = class index or -1`` (basis, parity, ``x % C`` as Qiskit ML's VQC, any
+  explicit map): W is one-hot per state;
+- ``expectation``: Pauli-string observables read as EstimatorQNN does. One observable, two classes:
+  class 1 when <P> > threshold (the sign for threshold 0, as qiskit-ml's NeuralNetworkClassifier);
+  several observables: argmax_j <P_j>. Since <P> = P(+1) - P(-1), column j is the indicator of the
+  +1 eigenspace of P_j and the argmax is unchanged; the threshold enters as a constant t/2 shift,
+  which is linear because probabilities (or counts) sum to a constant. The basis changes that turn
+  X/Y observables into Z measurements are appended by the engine (`basis_changes`).
 """
 
 from __future__ import annotations
@@ -10,6 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.errors import InputError
+
+KINDS = ("basis", "parity", "modulo", "map", "expectation")
+PAULIS = frozenset("IXYZ")
 
 
 def table(kind: str, num_measured: int, num_classes: int) -> list[int]:
@@ -28,8 +40,77 @@ def table(kind: str, num_measured: int, num_classes: int) -> list[int]:
     raise InputError(f"unknown readout kind '{kind}' (basis, parity, modulo)")
 
 
-def class_matrix(mapping: list[int], num_classes: int) -> np.ndarray:
-    """(2^m, C) 0/1 matrix so that probs @ M sums the states of each class."""
+def check_observables(observables: list[str], num_qubits: int, num_classes: int) -> None:
+    """Pauli strings (Qiskit order: last character = qubit 0) of the right width, qubit-wise commuting."""
+    if not observables:
+        raise InputError("readout 'expectation' needs at least one observable")
+    for obs in observables:
+        if not isinstance(obs, str) or not obs or set(obs) - PAULIS:
+            raise InputError(f"observable '{obs}' must be a Pauli string over I, X, Y, Z")
+        if len(obs) != num_qubits:
+            raise InputError(f"observable '{obs}' has width {len(obs)} but the circuit has {num_qubits} qubits")
+        if set(obs) == {"I"}:
+            raise InputError(f"observable '{obs}' is the identity: it carries no class information")
+    if len(observables) == 1 and num_classes != 2:
+        raise InputError(f"one observable reads out exactly 2 classes (sign or threshold), got {num_classes}")
+    if len(observables) > 1 and len(observables) != num_classes:
+        raise InputError(f"{len(observables)} observables need {len(observables)} classes (argmax), got {num_classes}")
+    measurement_basis(observables)
+
+
+def measurement_basis(observables: list[str]) -> dict[int, str]:
+    """The Pauli measured on each qubit in the observables' support; non-commuting sets are refused."""
+    basis: dict[int, str] = {}
+    for obs in observables:
+        for q, p in enumerate(reversed(obs)):
+            if p == "I":
+                continue
+            if basis.setdefault(q, p) != p:
+                raise InputError(
+                    f"observables {observables} measure qubit {q} in both {basis[q]} and {p}: "
+                    "qmltest reads out qubit-wise commuting observables (one measurement basis)"
+                )
+    return dict(sorted(basis.items()))
+
+
+def expectation_matrix(observables: list[str], measured: list[int], threshold: float = 0.0) -> np.ndarray:
+    """(2^m, C) score matrix of an expectation readout over the measured qubits (module docstring)."""
+    states = np.arange(2 ** len(measured))
+    cols = []
+    for obs in observables:
+        mask = sum(1 << b for b, q in enumerate(measured) if obs[len(obs) - 1 - q] != "I")
+        odd = np.array([bin(int(s) & mask).count("1") % 2 for s in states], dtype=float)
+        cols.append(1.0 - odd)  # +1 eigenvalue indicator
+    if len(observables) == 1:
+        plus = cols[0]
+        return np.stack([1.0 - plus + threshold / 2, plus - threshold / 2], axis=1)
+    return np.stack(cols, axis=1)
+
+
+def basis_changes(readout: dict) -> list[tuple[str, int]]:
+    """Gates (name, qubit) the engine appends so that X/Y observables are measured as Z."""
+    if readout.get("kind") != "expectation":
+        return []
+    out: list[tuple[str, int]] = []
+    for q, p in measurement_basis(readout["observables"]).items():
+        if p == "X":
+            out.append(("h", q))
+        elif p == "Y":
+            out += [("sdg", q), ("h", q)]
+    return out
+
+
+def matrix(readout: dict, num_classes: int) -> np.ndarray:
+    """The score matrix of a manifest's readout (either form)."""
+    if readout.get("kind") == "expectation":
+        return expectation_matrix(readout["observables"], readout["qubits"], float(readout.get("threshold", 0.0)))
+    return class_matrix(readout["map"], num_classes)
+
+
+def class_matrix(mapping: list[int] | np.ndarray, num_classes: int) -> np.ndarray:
+    """(2^m, C) 0/1 matrix so that probs @ M sums the states of each class (a matrix passes through)."""
+    if isinstance(mapping, np.ndarray) and mapping.ndim == 2:
+        return mapping
     m = np.zeros((len(mapping), num_classes))
     for s, c in enumerate(mapping):
         if c >= 0:
@@ -37,13 +118,22 @@ def class_matrix(mapping: list[int], num_classes: int) -> np.ndarray:
     return m
 
 
-def class_probabilities(probs: np.ndarray, mapping: list[int], num_classes: int) -> np.ndarray:
+def class_probabilities(probs: np.ndarray, mapping: list[int] | np.ndarray, num_classes: int) -> np.ndarray:
     """Class probabilities, renormalized over the states that carry a class."""
-    q = probs @ class_matrix(mapping, num_classes)
+    q = np.clip(probs @ class_matrix(mapping, num_classes), 0.0, None)
     total = q.sum(axis=1, keepdims=True)
     return q / np.where(total > 0, total, 1.0)
 
 
-def predict(probs: np.ndarray, mapping: list[int], num_classes: int) -> np.ndarray:
+def predict(probs: np.ndarray, mapping: list[int] | np.ndarray, num_classes: int) -> np.ndarray:
     """Predicted class index per row (exact probabilities or shot counts); ties go to the lower."""
     return np.argmax(probs @ class_matrix(mapping, num_classes), axis=1)
+
+
+def expectation_values(probs: np.ndarray, observables: list[str], measured: list[int]) -> np.ndarray:
+    """<P_j> per row from probabilities over the measured register (in the measured basis)."""
+    cols = expectation_matrix(observables, measured) if len(observables) > 1 else None
+    if cols is None:
+        plus = expectation_matrix(observables, measured)[:, 1]
+        return (probs @ (2 * plus - 1))[:, None]
+    return probs @ (2 * cols - 1)

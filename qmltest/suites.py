@@ -22,7 +22,7 @@ def build(model: Model, x: np.ndarray, labels: np.ndarray, kind: str, per_class:
     if kind not in KINDS:
         raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(KINDS)})")
     y = label_indices(model, labels)
-    cprobs = readout.class_probabilities(model.probabilities(x), model.readout_map, model.num_classes)
+    cprobs = readout.class_probabilities(model.probabilities(x), model.readout_matrix, model.num_classes)
     correct = np.argmax(cprobs, axis=1) == y
     confidence = cprobs[np.arange(len(y)), y]
     rng = np.random.default_rng(seed)
@@ -49,7 +49,7 @@ def build(model: Model, x: np.ndarray, labels: np.ndarray, kind: str, per_class:
 def confidence(model: Model, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Class probability of each input's true class (exact)."""
     y = label_indices(model, labels)
-    cprobs = readout.class_probabilities(model.probabilities(x), model.readout_map, model.num_classes)
+    cprobs = readout.class_probabilities(model.probabilities(x), model.readout_matrix, model.num_classes)
     return cprobs[np.arange(len(y)), y]
 
 

@@ -66,7 +66,7 @@ class Evaluator:
         sel = slice(None) if mask is None else mask
         rng = np.random.default_rng(seed_of(self.seed, key, data.name))
         return stats.accuracy_distribution(
-            probs[sel], data.y[sel], m.readout_map, m.num_classes, self.repeats, self.shots, rng
+            probs[sel], data.y[sel], m.readout_matrix, m.num_classes, self.repeats, self.shots, rng
         )
 
     def original_accuracies(self, data: Data, mask: np.ndarray | None = None, tag: str = "all") -> np.ndarray:
@@ -80,8 +80,8 @@ class Evaluator:
             return None, f"incompetent: {exc}"
         base = self.original_probs(data)
         if p.shape != base.shape:  # the readout changed (remove-measure): compare class probabilities
-            p_cls = readout.class_probabilities(p, mutant.readout_map, mutant.num_classes)
-            base = readout.class_probabilities(base, self.original.readout_map, self.original.num_classes)
+            p_cls = readout.class_probabilities(p, mutant.readout_matrix, mutant.num_classes)
+            base = readout.class_probabilities(base, self.original.readout_matrix, self.original.num_classes)
             return p, "equivalent" if np.max(np.abs(p_cls - base)) < EQUIVALENCE_TOL else "ok"
         if np.max(np.abs(p - base)) < EQUIVALENCE_TOL:
             return p, "equivalent"

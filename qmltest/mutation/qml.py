@@ -421,7 +421,7 @@ class RemoveMeasure(QmlOperator):
 
     def sites(self, model, directed):
         out = [Site(self.name, ("mid", i)) for i, g in enumerate(model.ir.gates) if g.name == "measure"]
-        if len(model.ir.measured) > 1:
+        if len(model.ir.measured) > 1 and "map" in model.manifest["readout"]:  # expectation readouts: no map
             out += [Site(self.name, ("readout", k)) for k in range(len(model.ir.measured))]
         return out
 
@@ -472,4 +472,4 @@ def canonical(model: Model) -> tuple:
     gates = sorted(
         (t, r.gate.qubits, r.gate.name, tuple(str(p.value) for p in r.gate.params)) for t, r in zip(steps, rows)
     )
-    return (tuple(gates), repr(model.manifest["preprocessing"]), model.ir.measured, tuple(model.readout_map))
+    return (tuple(gates), repr(model.manifest["preprocessing"]), model.ir.measured, model.readout_matrix.tobytes())

@@ -221,7 +221,7 @@ def null_kill_rate(
     kills = 0
     for t in range(trials):
         rng = np.random.default_rng(seed_of(seed, "null", t))
-        base = stats.accuracy_distribution(probs, y, model.readout_map, model.num_classes, repeats, shots, rng)
-        copy = stats.accuracy_distribution(probs, y, model.readout_map, model.num_classes, repeats, shots, rng)
+        base = stats.accuracy_distribution(probs, y, model.readout_matrix, model.num_classes, repeats, shots, rng)
+        copy = stats.accuracy_distribution(probs, y, model.readout_matrix, model.num_classes, repeats, shots, rng)
         kills += stats.is_killed(base, copy, alpha, effect).killed
     return kills / trials
