@@ -81,13 +81,20 @@ def inspect(
         return
     for note in model.inferred:
         err.print(f"inferred: {note}", markup=False)
+    render(info)
+
+
+def render(info: dict) -> None:
+    """The human view of `describe`: header, readout, layer table, gates when listed, training."""
     out.print(
         f"[bold]{info['name']}[/] ({info['arch']}): {info['num_qubits']} qubits, {info['num_gates']} gates, "
         f"{info['num_weights']} weights, {info['encoding']['kind']} encoding, {len(info['features'])} features"
     )
-    out.print(
-        f"readout: {info['readout']['kind']} over qubits {info['readout']['qubits']} -> classes {info['classes']}"
-    )
+    ro = info["readout"]
+    detail = f" observables {ro['observables']}" if ro.get("kind") == "expectation" else ""
+    out.print(f"readout: {ro['kind']}{detail} over qubits {ro['qubits']} -> classes {info['classes']}", markup=False)
+    if info["preprocessing"]:
+        out.print(f"preprocessing: {' -> '.join(info['preprocessing'])}", markup=False)
     t = Table(title="layers")
     for col in ("layer", "kind", "gates", "blocks", "gate types", "params"):
         t.add_column(col)
@@ -101,7 +108,7 @@ def inspect(
             ", ".join(f"{k}:{v}" for k, v in row["parameters"].items()),
         )
     out.print(t)
-    if gates:
+    if "gates" in info:
         g = Table(title="gates")
         for col in ("#", "gate", "qubits", "params", "line"):
             g.add_column(col)

@@ -8,6 +8,7 @@ from qmltest_cli import (
     diversity_cmd,
     evaluate_cmd,
     fuzz_cmd,
+    import_cmd,
     inspect_cmd,
     mutate_cmd,
     noise_cmd,
@@ -28,6 +29,7 @@ app.add_typer(zoo_cmd.app, name="zoo")
 app.add_typer(noise_cmd.app, name="noise")
 app.add_typer(suite_cmd.app, name="suite")
 app.command("train")(train_cmd.train)
+app.command("import")(import_cmd.import_model)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("evaluate")(evaluate_cmd.evaluate)
 app.command("profile")(profile_cmd.profile)

@@ -120,6 +120,10 @@ class Model:
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
         return readout.predict(probs_or_counts, self.readout_matrix, self.num_classes)
 
+    def save(self, folder: str | Path) -> Path:
+        """Write the usual model folder (model.qasm + model.json) atomically."""
+        return save(self.exported(), folder)
+
     def exported(self) -> Model:
         """This model with its QASM3 text present (export deferred by with_ir(export=False))."""
         return self if self.qasm_text else self.with_ir(self.ir)

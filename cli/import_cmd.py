@@ -1,0 +1,111 @@
+"""`qmltest import`: a circuit trained elsewhere (OpenQASM 3/2, QPY + weights) -> a model folder."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import err, handle_errors, out
+from qmltest_cli.inspect_cmd import describe, render
+
+from qmltest import report
+from qmltest.data import datasets
+from qmltest.errors import InputError
+from qmltest.interop import from_circuit, sources
+from qmltest.interop.preprocessing import parse_cli
+
+
+def _ints(text: str | None, option: str) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated integers, got '{text}'") from None
+
+
+def _floats(text: str | None, option: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated numbers, got '{text}'") from None
+
+
+def _labels(text: str | None) -> list | None:
+    """Class labels: integers when every label is one, else strings."""
+    if text is None:
+        return None
+    parts = [v.strip() for v in text.split(",") if v.strip()]
+    try:
+        return [int(v) for v in parts]
+    except ValueError:
+        return parts
+
+
+def _check_out(out_dir: Path, force: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out {out_dir}: exists and is not a directory")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
+        raise InputError(f"--out {out_dir}: is not empty (use --force to overwrite the model files)")
+
+
+@handle_errors
+def import_model(
+    source: Path = typer.Argument(..., help="Circuit file: OpenQASM 3 or 2 (.qasm), or QPY (.qpy)."),
+    out_dir: Path = typer.Option(..., "--out", help="Model folder to write (model.qasm + model.json)."),
+    classes: str = typer.Option(None, help="Class labels in class-index order, e.g. 0,1,2."),
+    readout: str = typer.Option("modulo", help="basis, parity, modulo (VQC's x % C), map or expectation."),
+    readout_map: str = typer.Option(None, "--map", help="map readout: class index per basis state (-1: none)."),
+    measure: str = typer.Option(None, help="Readout qubits, bit 0 first (default: the circuit's final measurements)."),
+    observables: str = typer.Option(None, help="expectation readout: Pauli strings (Qiskit order), e.g. ZIII,IZII."),
+    threshold: float = typer.Option(0.0, help="expectation readout with one observable: class 1 when <P> > this."),
+    weights: Path = typer.Option(None, help="Trained weights: .npy/.npz vector in parameter order or .json."),
+    features: str = typer.Option(None, help="Names of the data parameters, in feature order."),
+    probe: str = typer.Option(None, help="OpenQASM 2: the feature values the circuit was exported with."),
+    preprocess: list[str] = typer.Option(
+        None, help="Repeatable: scale=LO:HI, standard (fitted on --data), pca=FILE.npz, steps=FILE.json."
+    ),
+    data: str = typer.Option(None, help="Training data to fit --preprocess scalers: name[:split] or file."),
+    layers: str = typer.Option("auto", help="auto, barriers, or START-STOP:KIND,... e.g. 0-24:feature_map,24-44:ansatz."),
+    encoding: str = typer.Option("angle", help="angle (features in the circuit) or amplitude (state prepared outside)."),
+    name: str = typer.Option(None, help="Model name (default: the folder name)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite model files in a non-empty --out."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was decided as JSON."),
+) -> None:
+    """Import a trained circuit as a qmltest model and print what was decided (as `inspect` does)."""
+    started = time.perf_counter()
+    _check_out(out_dir, force)
+    circuit, fmt = sources.load_circuit(source, _floats(probe, "--probe"))
+    weight_values = sources.load_weights(weights) if weights is not None else None
+    data_x = None
+    if data is not None:
+        spec, split = datasets.parse_spec(data, default_split="train")
+        data_x, _ = datasets.select(spec, split)
+    steps = parse_cli(list(preprocess or []), data_x)
+    model = from_circuit(
+        circuit,
+        weight_values,
+        None if features is None else [f.strip() for f in features.split(",") if f.strip()],
+        readout=readout,
+        classes=_labels(classes),
+        measure=_ints(measure, "--measure"),
+        readout_map=_ints(readout_map, "--map"),
+        observables=None if observables is None else [o.strip() for o in observables.split(",") if o.strip()],
+        threshold=threshold,
+        preprocessing=steps,
+        layers=layers,
+        encoding=encoding,
+        name=name or out_dir.resolve().name,
+        provenance={"source": source.name, "format": fmt},
+    )
+    model.save(out_dir)
+    info = describe(model)
+    info["source"] = str(out_dir)
+    if as_json:
+        out.print(report.to_json(info), end="", markup=False, soft_wrap=True)
+        return
+    render(info)
+    err.print(f"imported {source} ({fmt}) -> {out_dir} in {time.perf_counter() - started:.2f} s", markup=False)

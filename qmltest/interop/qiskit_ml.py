@@ -1,0 +1,102 @@
+"""`from_qiskit_ml`: a trained Qiskit Machine Learning classifier or QNN -> a qmltest Model.
+
+Supported: `VQC` (readout ``x % C`` over all qubits, its default interpret), `NeuralNetworkClassifier`
+around a `SamplerQNN` (its interpret function tabulated over the bitstrings) or an `EstimatorQNN`
+(its observables: one -> sign, the binary classifier's labels -1/+1; several -> argmax), and bare
+QNNs with weights given. Class labels come from the classifier's fitted target encoder.
+
+The model mirrors the library's forward pass as it is: qiskit-machine-learning 0.9.1's VQC binds
+its default interpret as ``x % 2`` at construction and keeps it when fit on more classes (pass
+``output_shape=C`` to get ``x % C``); such a model never predicts class 2 and later, and the import
+records that in ``import.warnings`` instead of silently "fixing" it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from qmltest import artifact
+from qmltest.errors import InputError
+from qmltest.interop.circuit import from_circuit
+
+
+def _labels(clf: object, count: int) -> list | None:
+    enc = getattr(clf, "_target_encoder", None)
+    for attr in ("categories_", "classes_"):
+        cats = getattr(enc, attr, None)
+        if cats is not None:
+            cats = cats[0] if attr == "categories_" else cats
+            return [c.item() if isinstance(c, np.generic) else c for c in cats]
+    return None
+
+
+def pauli_strings(observables: object) -> list[str]:
+    """EstimatorQNN observables -> Pauli strings; each must be one Pauli term with coefficient 1."""
+    out = []
+    for obs in observables if isinstance(observables, (list, tuple)) else [observables]:
+        paulis = getattr(obs, "paulis", None)
+        coeffs = getattr(obs, "coeffs", None)
+        if paulis is None or coeffs is None:
+            raise InputError(f"observable {obs!r} is not a SparsePauliOp")
+        if len(paulis) != 1 or abs(complex(coeffs[0]) - 1) > 1e-12:
+            raise InputError(
+                f"observable {obs} has {len(paulis)} term(s) with coefficients {list(np.round(coeffs, 6))}: "
+                "qmltest reads out single Pauli strings with coefficient 1"
+            )
+        label = paulis[0].to_label()
+        out.append(label.lstrip("-+i") if label[0] in "-+i" else label)
+    return out
+
+
+def from_qiskit_ml(
+    obj: object,
+    weights: Sequence[float] | np.ndarray | None = None,
+    *,
+    classes: Sequence | None = None,
+    preprocessing: object = None,
+    name: str = "imported",
+    threshold: float = 0.0,
+) -> artifact.Model:
+    """Convert a VQC, a NeuralNetworkClassifier(SamplerQNN | EstimatorQNN) or a bare QNN (weights given)."""
+    qnn = getattr(obj, "neural_network", None)
+    clf = obj if qnn is not None else None
+    qnn = qnn if qnn is not None else obj
+    kind = type(qnn).__name__
+    if kind not in ("SamplerQNN", "EstimatorQNN"):
+        raise InputError(f"{type(obj).__name__}: expected a VQC, a NeuralNetworkClassifier or a Sampler/EstimatorQNN")
+    if weights is None:
+        fit = getattr(clf, "_fit_result", None)
+        if fit is None:
+            raise InputError(f"{type(obj).__name__} is not trained: fit it first or pass the weights")
+        weights = np.asarray(fit.x, dtype=float)
+    circuit = qnn.circuit
+    inputs = list(qnn.input_params)
+    weight_params = list(qnn.weight_params)
+    values = np.asarray(weights, dtype=float).ravel()
+    if len(values) != len(weight_params):
+        raise InputError(f"the QNN has {len(weight_params)} weights but {len(values)} were given")
+    by_name = {p.name: float(v) for p, v in zip(weight_params, values)}  # the QNN's own weight order
+    provenance = {"library": "qiskit-machine-learning", "object": type(obj).__name__, "qnn": kind}
+    if kind == "SamplerQNN":
+        count = int(np.prod(qnn.output_shape))
+        labels = list(classes) if classes is not None else (_labels(clf, count) if clf is not None else None)
+        interpret = getattr(qnn, "_interpret", None) or getattr(qnn, "interpret", None)
+        if interpret is None:
+            raise InputError("SamplerQNN without an interpret function outputs 2^n probabilities: give one to classify")
+        return from_circuit(
+            circuit, by_name, inputs, readout="map", interpret=interpret,
+            classes=labels if labels is not None else list(range(count)),
+            preprocessing=preprocessing, name=name, provenance=provenance, lenient=True,
+        )
+    observables = pauli_strings(qnn.observables)
+    if len(observables) == 1:
+        labels = list(classes) if classes is not None else [-1, 1]  # NeuralNetworkClassifier: np.sign
+    else:
+        labels = list(classes) if classes is not None else (_labels(clf, len(observables)) if clf else None)
+        labels = labels if labels is not None else list(range(len(observables)))
+    return from_circuit(
+        circuit, by_name, inputs, readout="expectation", observables=observables, classes=labels,
+        threshold=threshold, preprocessing=preprocessing, name=name, provenance=provenance, lenient=True,
+    )
