@@ -9,6 +9,7 @@ gates; we map known names back to the standard classes.
 from __future__ import annotations
 
 import hashlib
+import re
 
 import openqasm3
 from openqasm3 import ast
@@ -58,6 +59,8 @@ def _spans(text: str, count: int) -> list[Span | None]:
 
 def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Span | None]]:
     """Parse QASM3 text; malformed text raises InputError naming the source."""
+    if re.match(r"\s*(//[^\n]*\n\s*)*OPENQASM\s+2", text):
+        raise InputError(f"{source}: is OpenQASM 2, not 3: bring it in with `qmltest import` (it reads both)")
     try:
         circuit = qasm3.loads(text)
     except Exception as exc:  # the importer raises several unrelated types

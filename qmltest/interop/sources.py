@@ -95,7 +95,7 @@ def apply_probe(circuit: QuantumCircuit, probe: list[float], source: str) -> Qua
         out.append(op, inst.qubits, inst.clbits)
     if not found.all():
         i = int(np.flatnonzero(~found)[0])
-        raise InputError(f"{source}: probe value {values[i]!r} (feature {i}) is not a gate angle in the circuit")
+        raise InputError(f"{source}: probe value {float(values[i])!r} (feature {i}) is not a gate angle in the circuit")
     return out
 
 
