@@ -18,15 +18,15 @@ demo: install
 	$(QMLTEST) evaluate $(MODEL) --data mnist --split test --shots 1000 --seed 1
 
 test: install
-	$(PY) -m ruff check qmltest cli tests benchmarks
+	$(PY) -m ruff check qmltest cli tests benchmarks docs
 	$(PY) -m pytest -q
 
 test-slow: install
 	$(PY) -m pytest -q -m slow
 
 lint: install
-	$(PY) -m ruff check qmltest cli tests benchmarks
-	$(PY) -m ruff format --check qmltest cli tests benchmarks
+	$(PY) -m ruff check qmltest cli tests benchmarks docs
+	$(PY) -m ruff format --check qmltest cli tests benchmarks docs
 
 bench-engine: install
 	$(PY) benchmarks/engine.py

@@ -69,8 +69,12 @@ def import_model(
         None, help="Repeatable: scale=LO:HI, standard (fitted on --data), pca=FILE.npz, steps=FILE.json."
     ),
     data: str = typer.Option(None, help="Training data to fit --preprocess scalers: name[:split] or file."),
-    layers: str = typer.Option("auto", help="auto, barriers, or START-STOP:KIND,... e.g. 0-24:feature_map,24-44:ansatz."),
-    encoding: str = typer.Option("angle", help="angle (features in the circuit) or amplitude (state prepared outside)."),
+    layers: str = typer.Option(
+        "auto", help="auto, barriers, or START-STOP:KIND,... e.g. 0-24:feature_map,24-44:ansatz."
+    ),
+    encoding: str = typer.Option(
+        "angle", help="angle (features in the circuit) or amplitude (state prepared outside)."
+    ),
     name: str = typer.Option(None, help="Model name (default: the folder name)."),
     force: bool = typer.Option(False, "--force", help="Overwrite model files in a non-empty --out."),
     as_json: bool = typer.Option(False, "--json", help="Print what was decided as JSON."),

@@ -96,7 +96,12 @@ def test_layer_rules_on_roles():
     ]
     assert lay.infer(list("DCW"), [(0,), (1,), (0,)], ["p", "h", "ry"])[0]["stop"] == 1  # h on another qubit: ansatz
     assert lay.angle_role(np.pi / 2) == "C" and lay.angle_role(1.2345) == "W"
-    assert lay.parse_spec("0-2:feature_map,2-5:ansatz", 5)[1] == {"name": "ansatz", "kind": "ansatz", "start": 2, "stop": 5}
+    assert lay.parse_spec("0-2:feature_map,2-5:ansatz", 5)[1] == {
+        "name": "ansatz",
+        "kind": "ansatz",
+        "start": 2,
+        "stop": 5,
+    }
     with pytest.raises(InputError, match="covers gates 0-4"):
         lay.parse_spec("0-4:ansatz", 5)
 
@@ -116,8 +121,19 @@ def test_cli_import_qasm3_and_qpy_with_weights(tmp_path, source):
     qc, w = _vqc_like(tmp_path)
     res = runner.invoke(
         app,
-        ["import", str(tmp_path / source), "--out", str(tmp_path / "m"), "--weights", str(tmp_path / "w.npy"),
-         "--classes", "0,1,2", "--readout", "modulo", "--json"],
+        [
+            "import",
+            str(tmp_path / source),
+            "--out",
+            str(tmp_path / "m"),
+            "--weights",
+            str(tmp_path / "w.npy"),
+            "--classes",
+            "0,1,2",
+            "--readout",
+            "modulo",
+            "--json",
+        ],
     )
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)
@@ -139,8 +155,20 @@ def test_pennylane_qasm2_fixture_matches_default_qubit(tmp_path):
 
     res = runner.invoke(
         app,
-        ["import", str(fx / "qnode.qasm"), "--out", str(tmp_path / "pl"), "--probe", ",".join(map(str, PROBE)),
-         "--readout", "basis", "--classes", "0,1,2,3", "--measure", "1,0"],
+        [
+            "import",
+            str(fx / "qnode.qasm"),
+            "--out",
+            str(tmp_path / "pl"),
+            "--probe",
+            ",".join(map(str, PROBE)),
+            "--readout",
+            "basis",
+            "--classes",
+            "0,1,2,3",
+            "--measure",
+            "1,0",
+        ],
     )
     assert res.exit_code == 0, res.output
     model = artifact.load(tmp_path / "pl")
@@ -218,8 +246,19 @@ def test_cli_import_unsplittable_parameters_and_missing_file(tmp_path):
     qc.ry(b, 0)
     (tmp_path / "ab.qasm").write_text(qasm3.dumps(qc))
     np.save(tmp_path / "w.npy", np.zeros(1))
-    res = runner.invoke(app, ["import", str(tmp_path / "ab.qasm"), "--out", str(tmp_path / "o"),
-                              "--weights", str(tmp_path / "w.npy"), "--classes", "0,1"])
+    res = runner.invoke(
+        app,
+        [
+            "import",
+            str(tmp_path / "ab.qasm"),
+            "--out",
+            str(tmp_path / "o"),
+            "--weights",
+            str(tmp_path / "w.npy"),
+            "--classes",
+            "0,1",
+        ],
+    )
     assert res.exit_code == 2 and "cannot split" in res.stderr
     res = runner.invoke(app, ["import", str(tmp_path / "missing.qasm"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "no such file" in res.stderr

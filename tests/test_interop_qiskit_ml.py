@@ -59,7 +59,9 @@ def test_vqc_output_shape_3_is_modulo_3(iris_scaled, tmp_path):
     ref = vqc.neural_network.forward(scaler.transform(x), vqc.weights)
     ours = readout.class_probabilities(model.probabilities(x), model.readout_matrix, 3)  # raw x: scaler in manifest
     assert np.max(np.abs(ours - ref)) < 1e-9
-    assert np.array_equal(np.array(model.classes)[model.predict(model.probabilities(x))], vqc.predict(scaler.transform(x)))
+    assert np.array_equal(
+        np.array(model.classes)[model.predict(model.probabilities(x))], vqc.predict(scaler.transform(x))
+    )
     table = [(r["kind"], r["start"], r["stop"]) for r in model.manifest["layers"]]
     assert table == [("feature_map", 0, 52), ("ansatz", 52, 70)]
 
@@ -67,7 +69,12 @@ def test_vqc_output_shape_3_is_modulo_3(iris_scaled, tmp_path):
 def test_vqc_default_interpret_is_mirrored_with_a_warning(iris_scaled, tmp_path):
     """qiskit-ml 0.9.1's VQC keeps x % 2 when fit on 3 classes: mirrored as it is, and said."""
     x, y, scaler = iris_scaled
-    vqc = VQC(feature_map=z_feature_map(4), ansatz=efficient_su2(4, reps=1), optimizer=COBYLA(maxiter=15), sampler=QMLSampler())
+    vqc = VQC(
+        feature_map=z_feature_map(4),
+        ansatz=efficient_su2(4, reps=1),
+        optimizer=COBYLA(maxiter=15),
+        sampler=QMLSampler(),
+    )
     vqc.fit(scaler.transform(x), y)
     model = from_qiskit_ml(vqc, preprocessing=scaler)
     ref = vqc.neural_network.forward(scaler.transform(x), vqc.weights)
@@ -87,8 +94,12 @@ def test_sampler_qnn_with_interpret(tmp_path):
         return (s >> 1) % 3
 
     qnn = SamplerQNN(
-        circuit=qc, input_params=fm.parameters, weight_params=ansatz.parameters,
-        interpret=interpret, output_shape=3, sampler=QMLSampler(),
+        circuit=qc,
+        input_params=fm.parameters,
+        weight_params=ansatz.parameters,
+        interpret=interpret,
+        output_shape=3,
+        sampler=QMLSampler(),
     )
     clf = NeuralNetworkClassifier(qnn, optimizer=COBYLA(maxiter=15), one_hot=True)
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
@@ -99,7 +110,9 @@ def test_sampler_qnn_with_interpret(tmp_path):
     ref = qnn.forward(pipe.transform(x), clf.weights)
     ours = readout.class_probabilities(model.probabilities(x), model.readout_matrix, 3)
     assert np.max(np.abs(ours - ref)) < 1e-9
-    assert np.array_equal(np.array(model.classes)[model.predict(model.probabilities(x))], clf.predict(pipe.transform(x)))
+    assert np.array_equal(
+        np.array(model.classes)[model.predict(model.probabilities(x))], clf.predict(pipe.transform(x))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +127,11 @@ def test_estimator_qnn_one_observable_sign(breast_cancer, tmp_path):
     x, y, pipe = breast_cancer
     fm, ansatz = z_feature_map(4), real_amplitudes(4, reps=1)
     qnn = EstimatorQNN(
-        circuit=fm.compose(ansatz), observables=SparsePauliOp("XIZI"),
-        input_params=fm.parameters, weight_params=ansatz.parameters, estimator=QMLEstimator(),
+        circuit=fm.compose(ansatz),
+        observables=SparsePauliOp("XIZI"),
+        input_params=fm.parameters,
+        weight_params=ansatz.parameters,
+        estimator=QMLEstimator(),
     )
     clf = NeuralNetworkClassifier(qnn, optimizer=COBYLA(maxiter=15))
     clf.fit(pipe.transform(x), 2 * y - 1)
@@ -137,8 +153,11 @@ def test_estimator_qnn_two_observables_argmax(breast_cancer, tmp_path):
     fm, ansatz = z_feature_map(4), efficient_su2(4, reps=1)
     obs = [SparsePauliOp("IIZZ"), SparsePauliOp("ZZII")]
     qnn = EstimatorQNN(
-        circuit=fm.compose(ansatz), observables=obs,
-        input_params=fm.parameters, weight_params=ansatz.parameters, estimator=QMLEstimator(),
+        circuit=fm.compose(ansatz),
+        observables=obs,
+        input_params=fm.parameters,
+        weight_params=ansatz.parameters,
+        estimator=QMLEstimator(),
     )
     clf = NeuralNetworkClassifier(qnn, optimizer=COBYLA(maxiter=10), one_hot=True)
     clf.fit(pipe.transform(x), y)
@@ -148,20 +167,28 @@ def test_estimator_qnn_two_observables_argmax(breast_cancer, tmp_path):
     ev = readout.expectation_values(model.probabilities(x), ["IIZZ", "ZZII"], [0, 1, 2, 3])
     assert np.max(np.abs(ev - ref)) < 1e-9
     assert np.array_equal(model.predict(model.probabilities(x)), np.argmax(ref, axis=1))
-    assert np.array_equal(np.array(model.classes)[model.predict(model.probabilities(x))], clf.predict(pipe.transform(x)))
+    assert np.array_equal(
+        np.array(model.classes)[model.predict(model.probabilities(x))], clf.predict(pipe.transform(x))
+    )
 
 
 def test_multi_term_observable_is_refused():
     fm, ansatz = z_feature_map(2), real_amplitudes(2, reps=1)
     qnn = EstimatorQNN(
-        circuit=fm.compose(ansatz), observables=SparsePauliOp(["ZI", "IZ"], [0.5, 0.5]),
-        input_params=fm.parameters, weight_params=ansatz.parameters, estimator=QMLEstimator(),
+        circuit=fm.compose(ansatz),
+        observables=SparsePauliOp(["ZI", "IZ"], [0.5, 0.5]),
+        input_params=fm.parameters,
+        weight_params=ansatz.parameters,
+        estimator=QMLEstimator(),
     )
     with pytest.raises(InputError, match="single Pauli strings"):
         from_qiskit_ml(qnn, np.zeros(qnn.num_weights))
     single = EstimatorQNN(
-        circuit=fm.compose(ansatz), observables=SparsePauliOp("ZZ"),
-        input_params=fm.parameters, weight_params=ansatz.parameters, estimator=QMLEstimator(),
+        circuit=fm.compose(ansatz),
+        observables=SparsePauliOp("ZZ"),
+        input_params=fm.parameters,
+        weight_params=ansatz.parameters,
+        estimator=QMLEstimator(),
     )
     with pytest.raises(InputError, match="4 weights but 3"):
         from_qiskit_ml(single, np.zeros(3))

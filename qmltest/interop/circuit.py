@@ -92,7 +92,12 @@ def flatten(circuit: QuantumCircuit) -> Flat:
             flat.barriers.append(len(flat.gates))
         elif op.name == "measure":
             pending.append((circuit.find_bit(inst.clbits[0]).index, qubits[0], len(flat.gates)))
-        elif getattr(op, "condition", None) is not None or op.name in ("if_else", "while_loop", "for_loop", "switch_case"):
+        elif getattr(op, "condition", None) is not None or op.name in (
+            "if_else",
+            "while_loop",
+            "for_loop",
+            "switch_case",
+        ):
             raise InputError(f"control flow ('{op.name}') is not supported in a QNN circuit")
         elif op.name == "reset":
             raise InputError("'reset' is not supported in a QNN circuit")
@@ -112,9 +117,7 @@ def flatten(circuit: QuantumCircuit) -> Flat:
             last[q] = pos
     for clbit, qubit, pos in pending:
         if last.get(qubit, -1) >= pos:  # a gate follows on this qubit: a mid-circuit measurement
-            raise InputError(
-                f"qubit {qubit} is measured mid-circuit: import circuits whose measurements are final"
-            )
+            raise InputError(f"qubit {qubit} is measured mid-circuit: import circuits whose measurements are final")
         flat.measures.append((clbit, qubit))
     flat.measures.sort()
     return flat
@@ -190,7 +193,9 @@ def bind_weights(weight_params: list[Parameter], weights: object) -> dict[Parame
     else:
         values = list(np.asarray(weights, dtype=float).ravel())
         if len(values) != len(weight_params):
-            raise InputError(f"the circuit has {len(weight_params)} weight parameters but {len(values)} weights were given")
+            raise InputError(
+                f"the circuit has {len(weight_params)} weight parameters but {len(values)} weights were given"
+            )
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)):
         raise InputError("the weights contain NaN or infinite values")
@@ -349,8 +354,15 @@ def from_circuit(
     if any(not 0 <= q < n for q in measured) or len(set(measured)) != len(measured):
         raise InputError(f"measured qubits {measured} must be distinct qubits of the {n}-qubit circuit")
     spec, labels = readout_spec(
-        readout, measured, None if classes is None else list(classes), readout_map, interpret,
-        observables, threshold, n, warnings,
+        readout,
+        measured,
+        None if classes is None else list(classes),
+        readout_map,
+        interpret,
+        observables,
+        threshold,
+        n,
+        warnings,
     )
     labels = [_json_label(c) for c in labels]
 
@@ -379,7 +391,9 @@ def from_circuit(
     loaded, spans = qasm.loads(text, "exported model")
     feature_names = [p.name for p in features]
     model_inputs = qasm.inputs_by_name(loaded, feature_names, "exported model")
-    model_ir, table = irmod.build(loaded, model_inputs, [{k: r[k] for k in ("name", "kind", "start", "stop")} for r in table], spans)
+    model_ir, table = irmod.build(
+        loaded, model_inputs, [{k: r[k] for k in ("name", "kind", "start", "stop")} for r in table], spans
+    )
     statevector.compile_circuit(irmod.unitary_part(model_ir))  # unsupported symbolic gates fail here, not later
 
     steps = to_steps(preprocessing)
@@ -389,14 +403,19 @@ def from_circuit(
         "arch": "imported",
         "num_qubits": n,
         "feature_names": feature_names,
-        "encoding": {"kind": "amplitude", "dim": 2**n, "padding": 0.0} if encoding == "amplitude" else {"kind": "angle"},
+        "encoding": {"kind": "amplitude", "dim": 2**n, "padding": 0.0}
+        if encoding == "amplitude"
+        else {"kind": "angle"},
         "preprocessing": steps,
         "readout": spec,
         "classes": labels,
         "layers": table,
         "training": {},
         "import": dict(
-            provenance or {}, source_features=[p.name for p in inputs], weights=len(weight_params), warnings=warnings or []
+            provenance or {},
+            source_features=[p.name for p in inputs],
+            weights=len(weight_params),
+            warnings=warnings or [],
         ),
         "qasm_sha256": qasm.sha256(text),
     }

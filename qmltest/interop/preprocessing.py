@@ -40,7 +40,9 @@ def sklearn_steps(obj: object) -> list[dict]:
         if getattr(obj, "whiten", False):
             raise InputError("PCA with whiten=True is not supported: refit without whitening")
         return [{"op": "pca", "mean": _floats(obj.mean_), "components": _floats(obj.components_)}]  # type: ignore[attr-defined]
-    raise InputError(f"preprocessing '{kind}' is not supported (MinMaxScaler, StandardScaler, MaxAbsScaler, PCA, Pipeline)")
+    raise InputError(
+        f"preprocessing '{kind}' is not supported (MinMaxScaler, StandardScaler, MaxAbsScaler, PCA, Pipeline)"
+    )
 
 
 def check_steps(steps: object) -> list[dict]:

@@ -86,9 +86,16 @@ def from_qiskit_ml(
         if interpret is None:
             raise InputError("SamplerQNN without an interpret function outputs 2^n probabilities: give one to classify")
         return from_circuit(
-            circuit, by_name, inputs, readout="map", interpret=interpret,
+            circuit,
+            by_name,
+            inputs,
+            readout="map",
+            interpret=interpret,
             classes=labels if labels is not None else list(range(count)),
-            preprocessing=preprocessing, name=name, provenance=provenance, lenient=True,
+            preprocessing=preprocessing,
+            name=name,
+            provenance=provenance,
+            lenient=True,
         )
     observables = pauli_strings(qnn.observables)
     if len(observables) == 1:
@@ -97,6 +104,15 @@ def from_qiskit_ml(
         labels = list(classes) if classes is not None else (_labels(clf, len(observables)) if clf else None)
         labels = labels if labels is not None else list(range(len(observables)))
     return from_circuit(
-        circuit, by_name, inputs, readout="expectation", observables=observables, classes=labels,
-        threshold=threshold, preprocessing=preprocessing, name=name, provenance=provenance, lenient=True,
+        circuit,
+        by_name,
+        inputs,
+        readout="expectation",
+        observables=observables,
+        classes=labels,
+        threshold=threshold,
+        preprocessing=preprocessing,
+        name=name,
+        provenance=provenance,
+        lenient=True,
     )
