@@ -36,6 +36,16 @@ class Data:
     y: np.ndarray
     raw: np.ndarray | None = None  # kept for mutants that change the preprocessing (DFC)
 
+    @property
+    def fingerprint(self) -> str:
+        """Content key: two suites drawn from one file (same name, other rows) never share a cache entry."""
+        h = hashlib.sha256()
+        for arr in (self.encoded, self.y) + (() if self.raw is None else (self.raw,)):
+            a = np.ascontiguousarray(arr)
+            h.update(f"{a.dtype}{a.shape}".encode())
+            h.update(a.tobytes())
+        return h.hexdigest()
+
 
 class Evaluator:
     def __init__(self, original: Model, repeats: int, shots: int | None, seed: int, noise: object = None) -> None:
@@ -57,9 +67,10 @@ class Evaluator:
         return engine.probabilities(model.job(), encoded, noise=self.noise)
 
     def original_probs(self, data: Data) -> np.ndarray:
-        if data.name not in self._orig_probs:
-            self._orig_probs[data.name] = self.probs(self.original, data)
-        return self._orig_probs[data.name]
+        key = data.fingerprint
+        if key not in self._orig_probs:
+            self._orig_probs[key] = self.probs(self.original, data)
+        return self._orig_probs[key]
 
     def accuracies(self, probs: np.ndarray, data: Data, key: str, mask: np.ndarray | None = None) -> np.ndarray:
         m = self.original
