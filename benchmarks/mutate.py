@@ -21,8 +21,7 @@ from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as ops
 from qmltest.mutation import stats
 from qmltest.mutation.evaluate import Data
-from qmltest.mutation.generate import Settings
-from qmltest.mutation.run import Cell, run
+from qmltest.mutation.pipeline import Options, run
 from qmltest.mutation.scope import Scope
 from qmltest.simulate import engine
 
@@ -62,9 +61,9 @@ def main() -> None:
     print(f"    qmltest (simulate once, sample)      : {1e3 * ours:9.3f} ms   x{naive / ours:.0f} faster")
     print(f"    mutant mean accuracy {acc.mean():.4f}")
     start = time.perf_counter()
-    res = run(model, ref, [], [ops.get("PF")], [Cell("all", Scope())], Settings(), REPEATS, SHOTS, 1)
+    res, _ = run(model, [ref], Options(operators=("PF",), repeats=REPEATS, shots=SHOTS, seed=1), ref)
     seconds = time.perf_counter() - start
-    summary = res["cells"]["all"]["PF"]
+    summary = res["generation"]["cells"]["all"]["PF"]
     print(f"  Algorithm 1 with PF: {summary['generated']} mutants, {summary['effective']} effective in {seconds:.1f} s")
     print(
         f"    {1e3 * seconds / max(summary['generated'], 1):.1f} ms per mutant, "

@@ -16,7 +16,7 @@ from pathlib import Path
 from qmltest import artifact, report
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import qml_run
+from qmltest.mutation import pipeline, sites
 from qmltest.mutation.evaluate import Data
 
 MODELS = [
@@ -42,19 +42,18 @@ def main(out: Path) -> None:
         model = artifact.load(Path("data/models") / folder)
         data = test_data(model, dataset)
         for suite in ("qml", "classic"):
-            res = qml_run.run(model, data, qml_run.operators(suite, None), "directed", 1000, 0)
+            res, timing = pipeline.run(model, [data], pipeline.Options(suite=suite, shots=1000, seed=0))
             row = {"model": folder, "suite": suite, "MS %": round(100 * (res["mutation_score"] or 0), 2)}
-            for name, op in res["operators"].items():
+            for name, op in res["suites"][data.name]["per_operator"].items():
                 row[name] = f"{op['killed']}/{op['total']}"
-            row["gen ms/mutant"] = round(1e3 * res["timing"]["generation_seconds_per_mutant"], 3)
-            evals = [v for v in res["timing"]["eval_seconds_per_mutant"].values() if v]
-            row["eval s/mutant"] = round(sum(evals) / len(evals), 4) if evals else None
+            row["gen ms/mutant"] = round(1e3 * timing["generation_seconds_per_mutant"], 3)
+            row["eval s/mutant"] = round(timing["eval_seconds_per_mutant"], 4)
             if suite == "classic":
-                row["add-gate exhaustive"] = qml_run.count(
-                    model, qml_run.operators("classic", ["add-gate"]), "exhaustive"
-                )["add-gate"]
+                row["add-gate exhaustive"] = sites.count(model, sites.operators("classic", ["add-gate"]), "exhaustive")[
+                    "add-gate"
+                ]
             else:
-                row["directed total"] = res["generated"]
+                row["directed total"] = len(res["mutants"])
             rows.append(row)
             print(row, flush=True)
     for r in rows:

@@ -13,11 +13,8 @@ import time
 from qmltest import artifact, suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import operators as ops
 from qmltest.mutation.evaluate import Data
-from qmltest.mutation.generate import Settings
-from qmltest.mutation.run import Cell, run
-from qmltest.mutation.scope import Scope
+from qmltest.mutation.pipeline import Options, run
 
 
 def main(path: str) -> None:
@@ -32,8 +29,8 @@ def main(path: str) -> None:
         print(f"{kind:>7}: {len(idx)} inputs, mean confidence {conf:.4f}")
         data.append(Data(kind, model.encode(xs[idx]), label_indices(model, ys[idx])))
     start = time.perf_counter()
-    res = run(model, ref, data, [ops.get(n) for n in ops.QUANFORGE], [Cell("all", Scope())], Settings(), 20, 1000, 1)
-    effective = sum(v["effective"] for v in res["cells"]["all"].values())
+    res, _ = run(model, data, Options(repeats=20, shots=1000, seed=1), ref)
+    effective = sum(v["effective"] for v in res["generation"]["cells"]["all"].values())
     print(f"{effective} effective mutants in {time.perf_counter() - start:.0f} s")
     print(f"{'suite':>7} {'score':>7} {'null-control kill rate':>24}")
     for name, s in res["suites"].items():

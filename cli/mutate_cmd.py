@@ -1,7 +1,9 @@
-"""`qmltest mutate` (QuanForge suite) and `qmltest shots` (Hoeffding bound, QuanForge Sec. 4.1)."""
+"""`qmltest mutate` (every operator suite, one pipeline) and `qmltest shots` (Hoeffding bound, QuanForge Sec. 4.1)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import typer
@@ -13,11 +15,11 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as ops
-from qmltest.mutation import qml_run, stryker
+from qmltest.mutation import pipeline, sites, stryker
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.gates import CATEGORIES, categories_of
 from qmltest.mutation.generate import Settings
-from qmltest.mutation.run import Cell, run
+from qmltest.mutation.pipeline import Cell
 from qmltest.mutation.scope import Scope, make_scope, parse_range
 from qmltest.mutation.stats import hoeffding_shots
 from qmltest.noise.config import load as load_noise
@@ -54,18 +56,21 @@ def mutate(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     suite: str = typer.Option("quanforge", help="Operator suite: quanforge, qml or classic."),
     operators: str = typer.Option(None, help="Comma-separated operators (default: the whole suite)."),
-    strategy: str = typer.Option("directed", help="qml/classic: directed (non-redundant) or exhaustive."),
-    list_only: bool = typer.Option(False, "--list", help="qml/classic: count mutants per operator, run nothing."),
-    killing: str = typer.Option("majority", help="qml/classic: majority (any input mispredicted) or statistical."),
-    reference: str = typer.Option("mnist:train", help="Reference data for generation (Sec. 3.1), name:split."),
+    strategy: str = typer.Option("", help="search (quanforge), directed or exhaustive (qml, classic)."),
+    criterion: str = typer.Option("", "--criterion", "--killing", help="statistical (GLM + d) or majority."),
+    correction: str = typer.Option("none", help="statistical: none, holm or bh across mutants."),
+    scoring: str = typer.Option("", help="class (QuanForge Eq. 4) or plain (killed/total)."),
+    list_only: bool = typer.Option(False, "--list", help="Site strategies: count mutants per operator, run nothing."),
+    reference: str = typer.Option("mnist:train", help="search: reference data (Sec. 3.1), name:split or file."),
     reference_per_class: int = typer.Option(100, help="Reference inputs per class."),
-    test: list[str] = typer.Option(None, help="Test suite(s) to score: name:split or a .npz file."),
-    test_per_class: int = typer.Option(None, help="Inputs per class of each --test (default: all)."),
-    qubits: str = typer.Option(None, help="Qubit range, e.g. 0-7 (default: all)."),
-    depth: str = typer.Option(None, help="Depth range in percent, e.g. 0-50%."),
-    gate_types: str = typer.Option(None, help="Table 1 categories, e.g. rotation,controlled."),
-    scan: str = typer.Option(None, help="depth=0-25%,25-50%,...  |  gate-type  |  qubit"),
+    test: list[str] = typer.Option(None, "--test", "--data", help="Test suite(s) to score: name[:split] or file."),
+    test_per_class: int = typer.Option(None, "--per-class", "--test-per-class", help="Inputs per class of each suite."),
+    qubits: str = typer.Option(None, help="search: qubit range, e.g. 0-7 (default: all)."),
+    depth: str = typer.Option(None, help="search: depth range in percent, e.g. 0-50%."),
+    gate_types: str = typer.Option(None, help="search: Table 1 categories, e.g. rotation,controlled."),
+    scan: str = typer.Option(None, help="search: depth=0-25%,25-50%,...  |  gate-type  |  qubit"),
     shots: int = typer.Option(1000, help="Shots per prediction (Hoeffding: `qmltest shots`)."),
+    exact: bool = typer.Option(False, "--exact", help="Exact predictions instead of shots."),
     repeats: int = typer.Option(20, help="Repeated predictions per accuracy distribution."),
     alpha: float = typer.Option(0.05, help="GLM p-value threshold."),
     effect: float = typer.Option(0.5, help="Cohen's d threshold (beta)."),
@@ -83,177 +88,143 @@ def mutate(
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write one row per mutant."),
-    stryker_out: Path = typer.Option(None, "--stryker", help="qml/classic: Stryker mutation-testing-report JSON."),
+    stryker_out: Path = typer.Option(None, "--stryker", help="Stryker mutation-testing-report JSON."),
+    html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG beside it)."),
     fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    config: Path = typer.Option(None, "--config", help="Run config TOML ([mutate] table); flags override it."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """QuanForge: effective mutants (Algorithm 1) scored by statistical killing (Eq. 2, 4).
-    qml / classic: every (directed) mutation site, killed when a correctly classified input flips."""
+    """Mutation testing: one pipeline, any generation strategy with any kill criterion.
+
+    quanforge: effective mutants (Algorithm 1) scored class-level by statistical killing (Eq. 2, 4).
+    qml / classic: every (directed) site, killed when a correctly classified input flips."""
     model = artifact.load(model_path, manifest)
-    names = [n.strip() for n in operators.split(",") if n.strip()] if operators else None
-    if suite in ("qml", "classic"):
-        run_sites(
-            model,
-            suite,
-            names,
-            strategy,
-            list_only,
-            killing,
-            test,
-            test_per_class,
-            shots,
-            repeats,
-            seed,
-            out_dir,
-            force,
-            json_out,
-            csv_out,
-            fail_under,
-            quiet,
-            stryker_out,
-        )
-        return
-    if suite != "quanforge":
-        raise InputError(f"unknown operator suite '{suite}' (quanforge, qml, classic)")
-    op_list = [ops.get(n, distribution=distribution, scale=scale) for n in names or ops.QUANFORGE]
-    base = make_scope(model.ir.num_qubits, qubits, depth, gate_types)
-    cells = scan_cells(scan, base, model)
-    ref = load_data(reference, model, reference_per_class, seed)
-    suites = [load_data(t, model, test_per_class, seed) for t in (test or [])]
+    names = tuple(n.strip() for n in operators.split(",") if n.strip()) if operators else ()
     settings = Settings(
         lb=lb, ub=ub, k_max=k_max, i=batch, alpha=alpha, effect=effect, tau_rse=tau_rse, tau_trivial=tau_trivial
     )
-    with progress_bar("mutating", len(cells) * len(op_list), quiet) as advance:
-        started = [False]
-
-        def step(label: str) -> None:
-            if started[0]:
-                advance(1)
-            started[0] = True
-
-        cfg = load_noise(noise) if noise else None
-        result = run(model, ref, suites, op_list, cells, settings, repeats, shots, seed, out_dir, force, step, cfg)
+    opts = pipeline.Options(
+        suite=suite,
+        operators=names,
+        strategy=strategy,
+        criterion=criterion,
+        correction=correction,
+        scoring=scoring,
+        shots=None if exact else shots,
+        repeats=repeats,
+        seed=seed,
+        settings=settings,
+        distribution=distribution,
+        scale=scale,
+    ).resolved()
+    if list_only:
+        if opts.strategy == "search":
+            raise InputError("--list counts site strategies (qml, classic); the search strategy samples mutants")
+        counts = sites.count(model, sites.operators(opts.suite, list(names) or None), opts.strategy)
+        write_output(json_out, report.to_json({"strategy": opts.strategy, "counts": counts}))
+        if str(json_out) != "-":
+            for name, n in counts.items():
+                out.print(f"{name:>14} {n:8d}")
+            out.print(f"{'total':>14} {sum(counts.values()):8d}  ({opts.strategy})")
+        return
+    cells = None
+    if opts.strategy == "search":
+        for name in names:
+            ops.get(name)  # unknown operators and scopes fail before any data is loaded
+        cells = scan_cells(scan, make_scope(model.ir.num_qubits, qubits, depth, gate_types), model)
+    else:
+        sites.operators(opts.suite, list(names) or None)
+        if scan or qubits or depth or gate_types:
+            raise InputError("--scan, --qubits, --depth and --gate-types apply to the search strategy (quanforge)")
+    if not test:
+        raise InputError("give the test data: --test name[:split] or a file")
+    ref = load_data(reference, model, reference_per_class, seed) if opts.strategy == "search" else None
+    suites = [load_data(t, model, test_per_class, seed) for t in test]
+    cfg = load_noise(noise) if noise else None
+    if html_out is not None and out_dir is None:
+        out_dir = html_out / "run"
+    with progress_bar("mutating", None, quiet) as advance:
+        result, timing = pipeline.run(
+            model, suites, opts, ref, cells, out_dir, force, advance, cfg, command=["qmltest", *sys.argv[1:]]
+        )
     write_output(json_out, report.to_json(result))
     if csv_out:
-        rows = [
-            {k: (";".join(v) if k == "notes" else v) for k, v in mutant_row_flat(r).items()} for r in result["mutants"]
-        ]
-        write_output(csv_out, report.to_csv(rows))
+        write_output(csv_out, report.to_csv([csv_row(m) for m in result["mutants"]]))
+    if stryker_out:
+        key = os.path.relpath(
+            model.source if Path(model.source).suffix == ".qasm" else Path(model.source) / "model.qasm"
+        )
+        write_output(stryker_out, report.to_json(stryker.report(model, key, result)))
+    if html_out is not None:
+        from qmltest.html import mutation as html_mutation
+
+        html_mutation.write(result, out_dir, html_out)
     if not quiet and str(json_out) != "-":
-        render(result)
+        render(result, timing)
     low = [n for n, s in result["suites"].items() if fail_under is not None and (s["mutation_score"] or 0) < fail_under]
     if low:
         err.print(f"mutation score below {fail_under}: {', '.join(low)}", markup=False)
         raise typer.Exit(EXIT_GATE)
 
 
-def run_sites(
-    model,
-    suite,
-    names,
-    strategy,
-    list_only,
-    killing,
-    test,
-    test_per_class,
-    shots,
-    repeats,
-    seed,
-    out_dir,
-    force,
-    json_out,
-    csv_out,
-    fail_under,
-    quiet,
-    stryker_out,
-) -> None:
-    """The QML / classic suites: enumerate sites, build mutants, kill on the correctly classified inputs."""
-    op_list = qml_run.operators(suite, names)
-    if list_only:
-        counts = qml_run.count(model, op_list, strategy)
-        write_output(json_out, report.to_json({"strategy": strategy, "counts": counts}))
-        if str(json_out) != "-":
-            for name, n in counts.items():
-                out.print(f"{name:>14} {n:8d}")
-            out.print(f"{'total':>14} {sum(counts.values()):8d}  ({strategy})")
-        return
-    if not test:
-        raise InputError("give the test data: --test name:split or a file")
-    data = load_data(test[0], model, test_per_class, seed)
-    total = sum(len(op.sites(model, strategy == "directed")) for op in op_list)
-    with progress_bar("mutants", total, quiet) as advance:
-        result = qml_run.run(model, data, op_list, strategy, shots, seed, killing, repeats, out_dir, force, advance)
-    timing = result.pop("timing")
-    write_output(json_out, report.to_json(result))
-    if csv_out:
-        rows = [{k: v for k, v in m.items() if k != "site_args"} for m in result["mutants"]]
-        write_output(csv_out, report.to_csv(rows))
-    if stryker_out:
-        sites = {m["id"]: tuple(m["site_args"]) for m in result["mutants"]}
-        write_output(stryker_out, report.to_json(stryker.report(model, str(model.source), result["mutants"], sites)))
-    if out_dir:
-        report.write_text_atomic(out_dir / "report.json", report.to_json(result))
-    if not quiet and str(json_out) != "-":
-        t = Table(
-            title=f"{suite} mutants ({strategy}, killing {killing}) on {result['test_suite']['correctly_classified']} "
-            "correctly classified inputs"
-        )
-        for col in ("operator", "killed/total", "equivalent", "incompetent", "score", "eval ms/mutant"):
-            t.add_column(col)
-        for name, row in result["operators"].items():
-            score = "-" if row["mutation_score"] is None else f"{100 * row['mutation_score']:.1f}%"
-            secs = timing["eval_seconds_per_mutant"].get(name)
-            per = "-" if secs is None else f"{1e3 * secs:.2f}"
-            t.add_row(
-                name, f"{row['killed']}/{row['total']}", str(row["equivalent"]), str(row["incompetent"]), score, per
-            )
-        out.print(t)
-        ms = result["mutation_score"]
-        out.print(
-            f"mutation score {'-' if ms is None else f'{100 * ms:.2f}%'}; generation "
-            f"{1e3 * timing['generation_seconds_per_mutant']:.2f} ms per mutant"
-        )
-    if fail_under is not None and (result["mutation_score"] or 0) < fail_under:
-        err.print(f"mutation score below {fail_under}", markup=False)
-        raise typer.Exit(EXIT_GATE)
-
-
-def mutant_row_flat(row: dict) -> dict:
-    flat = {k: v for k, v in row.items() if k != "kills"}
-    flat["kills"] = ";".join(f"{s}={'|'.join(map(str, c))}" for s, c in sorted(row["kills"].items()))
-    return flat
-
-
-def render(result: dict) -> None:
-    t = Table(
-        title=f"QuanForge mutants (reference {result['reference']['name']}, "
-        f"original accuracy {result['reference']['original_mean_accuracy']:.4f})"
+def csv_row(m: dict) -> dict:
+    """One flat CSV row per mutant: identity, status, and per suite killed (1/0) and killed classes."""
+    row = {k: m[k] for k in ("id", "operator", "cell", "status", "percentage")}
+    row["site"] = m["site"]
+    row["mean_accuracy"] = m["search"].get("mean_accuracy") if m["search"] else None
+    row["kills"] = ";".join(
+        f"{s}={'|'.join(map(str, v['killed_classes'])) if v['killed'] or v['killed_classes'] else ''}"
+        for s, v in sorted(m["verdicts"].items())
     )
-    for col in ("cell", "operator", "generated", "equivalent", "effective", "KR", "NR", "mean acc"):
-        t.add_column(col, justify="right" if col not in ("cell", "operator") else "left")
+    return row
+
+
+def render(result: dict, timing: dict) -> None:
+    meta = result["meta"]
     pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
-    for cell, rows in result["cells"].items():
-        for op, s in rows.items():
-            acc = "-" if s["mean_effective_accuracy"] is None else f"{s['mean_effective_accuracy']:.4f}"
-            t.add_row(
-                cell,
-                op,
-                str(s["generated"]),
-                str(s["equivalent"]),
-                str(s["effective"]),
-                pct(s["KR"]),
-                pct(s["NR"]),
-                acc,
-            )
+    gen = result["generation"]
+    if meta["options"]["strategy"] == "search":
+        t = Table(
+            title=f"QuanForge mutants (reference {gen['reference']['name']}, "
+            f"original accuracy {gen['reference']['original_mean_accuracy']:.4f})"
+        )
+        for col in ("cell", "operator", "generated", "equivalent", "effective", "KR", "NR", "mean acc"):
+            t.add_column(col, justify="right" if col not in ("cell", "operator") else "left")
+        for cell, rows in gen["cells"].items():
+            for op, s in rows.items():
+                acc = "-" if s["mean_effective_accuracy"] is None else f"{s['mean_effective_accuracy']:.4f}"
+                t.add_row(
+                    cell,
+                    op,
+                    str(s["generated"]),
+                    str(s["equivalent"]),
+                    str(s["effective"]),
+                    pct(s["KR"]),
+                    pct(s["NR"]),
+                    acc,
+                )
+        out.print(t)
+    t = Table(title=f"{meta['options']['suite']} mutants ({meta['options']['strategy']}, {meta['criterion']} killing)")
+    for col in ("operator", "killed", "survived", "equivalent", "incompetent", "other"):
+        t.add_column(col, justify="left" if col == "operator" else "right")
+    for op, counts in result["operators"].items():
+        other = sum(v for k, v in counts.items() if k not in ("killed", "survived", "equivalent", "incompetent"))
+        t.add_row(op, *(str(counts.get(k, 0)) for k in ("killed", "survived", "equivalent", "incompetent")), str(other))
     out.print(t)
-    if result["suites"]:
-        st = Table(title="test suites (class-level mutation score, Eq. 4)")
-        for col in ("suite", "inputs", "score", "null-control kill rate"):
-            st.add_column(col)
-        for name, s in result["suites"].items():
-            st.add_row(name, str(s["inputs"]), pct(s["mutation_score"]), pct(s["null_control_kill_rate"]))
-        out.print(st)
+    st = Table(title=f"test suites ({meta['scoring']} mutation score)")
+    for col in ("suite", "inputs", "scored mutants", "score", "null-control kill rate"):
+        st.add_column(col)
+    for name, s in result["suites"].items():
+        st.add_row(
+            name, str(s["inputs"]), str(s["scored_mutants"]), pct(s["mutation_score"]), pct(s["null_control_kill_rate"])
+        )
+    out.print(st)
+    out.print(
+        f"generation {1e3 * timing['generation_seconds_per_mutant']:.2f} ms per mutant; "
+        f"evaluation {1e3 * timing['eval_seconds_per_mutant']:.2f} ms per scored mutant",
+        markup=False,
+    )
 
 
 @handle_errors

@@ -75,12 +75,13 @@ def dumps(circuit: QuantumCircuit) -> str:
 
 
 def inputs_by_name(circuit: QuantumCircuit, names: list[str], source: str) -> list[Parameter]:
-    """Feature parameters in the manifest's order (never the loader's string-sorted order)."""
+    """Feature parameters in the manifest's order (never the loader's string-sorted order).
+
+    A listed feature that no gate uses is not declared by Qiskit's exporter (a mutant that deleted
+    every gate reading it): it gets a fresh parameter the circuit ignores.
+    """
     by_name = {p.name: p for p in circuit.parameters}
-    missing = [n for n in names if n not in by_name]
-    if missing:
-        raise InputError(f"{source}: feature parameter(s) {missing[:3]} not declared as inputs in the QASM3")
     extra = sorted(set(by_name) - set(names))
     if extra:
         raise InputError(f"{source}: QASM3 inputs {extra[:3]} are not listed in the manifest's feature_names")
-    return [by_name[n] for n in names]
+    return [by_name[n] if n in by_name else Parameter(n) for n in names]

@@ -60,18 +60,18 @@ def first_run(iris_model, tmp_path_factory):
 
 def test_report_fields_and_saved_mutants(first_run) -> None:
     report = json.loads((first_run / "a.json").read_text())
-    assert report["meta"]["format"] == "qmltest.mutation/1"
-    assert set(report["cells"]["all"]) == {"PSF", "RGD"}
+    assert report["meta"]["format"] == "qmltest.mutation/2"
+    assert set(report["generation"]["cells"]["all"]) == {"PSF", "RGD"}
     assert "iris:test" in report["suites"]
     suite = report["suites"]["iris:test"]
     assert 0.0 <= suite["null_control_kill_rate"] <= 1.0
-    ids = {m["id"] for m in report["mutants"] if m["status"] in ("ok", "equivalent")}
+    ids = {m["id"] for m in report["mutants"] if m["status"] in ("killed", "survived", "not-effective", "equivalent")}
     assert ids
     for mid in list(ids)[:3]:
         mutant = artifact.load(first_run / "run" / "mutants" / mid)
         assert mutant.manifest["qasm_sha256"]
     rows = (first_run / "a.csv").read_text().splitlines()
-    assert rows[0].startswith("id,operator,percentage,status") and len(rows) == len(report["mutants"]) + 1
+    assert rows[0].startswith("id,operator,cell,status,percentage") and len(rows) == len(report["mutants"]) + 1
 
 
 def test_rerun_resumes_and_is_byte_identical(iris_model, first_run) -> None:
@@ -127,11 +127,8 @@ def test_lconf_suite_scores_above_hconf_on_shipped_qcl() -> None:
     from qmltest import suites
     from qmltest.data import datasets
     from qmltest.evaluate import label_indices
-    from qmltest.mutation import operators as ops
+    from qmltest.mutation import pipeline
     from qmltest.mutation.evaluate import Data
-    from qmltest.mutation.generate import Settings
-    from qmltest.mutation.run import Cell, run
-    from qmltest.mutation.scope import Scope
     from qmltest.zoo.registry import MODELS_DIR
 
     model = artifact.load(MODELS_DIR / "qcl-mnist01")
@@ -142,7 +139,8 @@ def test_lconf_suite_scores_above_hconf_on_shipped_qcl() -> None:
     for kind in ("hconf", "lconf"):
         idx = suites.build(model, xt, yt, kind, 50, 0)
         data.append(Data(kind, model.encode(xt[idx]), label_indices(model, yt[idx])))
-    res = run(model, ref, data, [ops.get("PF"), ops.get("GR")], [Cell("all", Scope())], Settings(), 20, 1000, 1)
+    opts = pipeline.Options(operators=("PF", "GR"), seed=1)
+    res, _ = pipeline.run(model, data, opts, ref)
     scores = {k: v["mutation_score"] for k, v in res["suites"].items()}
     assert scores["lconf"] > scores["hconf"]
     assert np.isfinite(list(scores.values())).all()

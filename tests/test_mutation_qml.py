@@ -11,7 +11,7 @@ from qiskit.quantum_info import Operator
 
 from qmltest import artifact
 from qmltest import ir as irmod
-from qmltest.mutation import qml_run
+from qmltest.mutation import sites
 from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, AddGate, RemoveGate, ReplaceGate, Site, units
 
 
@@ -114,7 +114,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 def test_redundancy_filter_keeps_every_distinct_unitary(small) -> None:
     ops = [AddGate(), APC(), LS(), ILS(), ALA(), ALD(), APGC(), RemoveGate(), ReplaceGate()]
-    directed, skipped = qml_run.generate(small, ops, "directed")
+    directed, skipped = sites.generate(small, ops, "directed")
     kept = [_unitary(g.model) for g in directed] + [_unitary(small)]
     # every mutant the directed sites could build, before deduplication, is among the kept unitaries
     for op in ops:
@@ -132,9 +132,7 @@ def test_redundancy_filter_keeps_every_distinct_unitary(small) -> None:
 def test_classic_exhaustive_counts_match_hand_count(tmp_path) -> None:
     """4-qubit ZFM+RA: z_feature_map (8 h, 8 p) + real_amplitudes reps=3 (16 ry, 9 cx) = 41 gates."""
     model = artifact.load("data/models/zfm-ra-iris")
-    counts = qml_run.count(
-        model, qml_run.operators("classic", ["add-gate", "remove-gate", "replace-gate"]), "exhaustive"
-    )
+    counts = sites.count(model, sites.operators("classic", ["add-gate", "remove-gate", "replace-gate"]), "exhaustive")
     # remove: one per gate; replace (same arity and parameter count from x y z h rx ry rz cx cz swap):
     # h -> x, y, z (3); p -> rx, ry, rz (3); ry -> rx, rz (2); cx -> cz, swap (2)
     # add: 42 positions x (7 one-qubit gates x 4 qubits + 3 two-qubit gates x 12 ordered pairs)
@@ -147,20 +145,24 @@ def test_classic_exhaustive_counts_match_hand_count(tmp_path) -> None:
 
 def test_directed_qml_at_least_5x_fewer_than_exhaustive_add_gate() -> None:
     model = artifact.load("data/models/zzfm-su2-iris")
-    qml = sum(qml_run.count(model, qml_run.operators("qml", None), "directed").values())
-    add = qml_run.count(model, qml_run.operators("classic", ["add-gate"]), "exhaustive")["add-gate"]
+    qml = sum(sites.count(model, sites.operators("qml", None), "directed").values())
+    add = sites.count(model, sites.operators("classic", ["add-gate"]), "exhaustive")["add-gate"]
     assert add >= 5 * qml
 
 
 def test_incompetent_and_equivalent_are_not_scored(small) -> None:
+    from qmltest.mutation import pipeline
     from qmltest.mutation.evaluate import Data
 
     x = np.random.default_rng(0).uniform(0, np.pi, (12, 2))
     y = small.predict(small.probabilities(x))
-    res = qml_run.run(small, Data("d", small.encode(x), y, x), [APC(), ALD()], "directed", None, 0)
-    for row in res["operators"].values():
-        assert row["killed"] + row["survived"] + row["equivalent"] + row["incompetent"] == row["total"]
-    assert res["test_suite"]["correctly_classified"] == 12
+    opts = pipeline.Options(suite="qml", operators=("APC", "ALD"), shots=None)
+    res, _ = pipeline.run(small, [Data("d", small.encode(x), y, x)], opts)
+    scored = [m for m in res["mutants"] if m["status"] in ("killed", "survived")]
+    assert res["suites"]["d"]["scored_mutants"] == len(scored)
+    assert sum(sum(c.values()) for c in res["operators"].values()) == len(res["mutants"])
+    assert all(not m["verdicts"] for m in res["mutants"] if m["status"] == "equivalent")
+    assert res["suites"]["d"]["correctly_classified"] == 12
 
 
 def test_mid_circuit_measurement_is_dephasing_on_both_backends() -> None:
@@ -179,10 +181,10 @@ def test_mid_circuit_measurement_is_dephasing_on_both_backends() -> None:
 def test_measure_operators(small, tmp_path) -> None:
     from qmltest.mutation.qml import AddMeasure, RemoveMeasure
 
-    sites = AddMeasure().sites(small, directed=True)
+    found = AddMeasure().sites(small, directed=True)
     # q0 is touched by rx, ry, cx, ry, rz, cx (6 gates): 5 slots; q1 by rx, ry, cx, cx: 3 slots
-    assert len(sites) == 8
-    mutant = AddMeasure().apply(small, sites[0])
+    assert len(found) == 8
+    mutant = AddMeasure().apply(small, found[0])
     assert [g.name for g in mutant.ir.gates].count("measure") == 1
     artifact.save(mutant.exported(), tmp_path / "m")
     again = artifact.load(tmp_path / "m")  # a mid-circuit measurement survives the QASM3 round trip
@@ -205,14 +207,14 @@ def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
 
 
 def test_stryker_report_schema_and_locations(small) -> None:
-    from qmltest.mutation import stryker
+    from qmltest.mutation import pipeline, stryker
     from qmltest.mutation.evaluate import Data
 
     x = np.random.default_rng(0).uniform(0, np.pi, (8, 2))
     y = small.predict(small.probabilities(x))
-    res = qml_run.run(small, Data("d", small.encode(x), y, x), [APGC(), RemoveGate()], "directed", None, 0)
-    sites = {m["id"]: tuple(m["site_args"]) for m in res["mutants"]}
-    doc = stryker.report(small, "small.qasm", res["mutants"], sites)
+    opts = pipeline.Options(suite="classic", operators=("remove-gate",), shots=None)
+    res, _ = pipeline.run(small, [Data("d", small.encode(x), y, x)], opts)
+    doc = stryker.report(small, "small.qasm", res)
     assert doc["schemaVersion"] == "2" and set(doc["thresholds"]) == {"high", "low"}
     entry = doc["files"]["small.qasm"]
     assert entry["language"] == "qasm" and entry["source"] == small.qasm_text
@@ -222,6 +224,6 @@ def test_stryker_report_schema_and_locations(small) -> None:
         assert m["status"] in allowed
         start, end = m["location"]["start"], m["location"]["end"]
         assert 1 <= start["line"] <= end["line"] <= len(lines) and start["column"] >= 1
-        if m["mutatorName"] == "remove-gate":
-            index = sites[m["id"]][0]
-            assert lines[start["line"] - 1].startswith(small.ir.gates[index].name)
+        row = next(r for r in res["mutants"] if r["id"] == m["id"])
+        assert row["touched"] and lines[start["line"] - 1].startswith(small.ir.gates[row["touched"][0]].name)
+        assert m["killedBy"] == (["d"] if m["status"] == "Killed" else [])

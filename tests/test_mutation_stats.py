@@ -11,7 +11,7 @@ from conftest import random_model
 from scipy import stats as sps
 
 from qmltest.mutation import stats
-from qmltest.mutation.run import null_kill_rate
+from qmltest.mutation.pipeline import null_kill_rate
 
 
 def test_hoeffding_bound_matches_paper() -> None:
@@ -27,6 +27,7 @@ def test_glm_pvalue_equals_pooled_t_test() -> None:
         a, b = rng.normal(0.9, 0.02, 20), rng.normal(0.89, 0.03, 20)
         expected = sps.ttest_ind(a, b, equal_var=True).pvalue
         assert stats.glm_pvalue(a, b) == pytest.approx(expected, rel=1e-9)
+        assert stats.glm_pvalue(a, b) == pytest.approx(stats.glm_pvalue_statsmodels(a, b), rel=1e-9)
 
 
 def test_cohens_d_and_kill_rule() -> None:

@@ -63,8 +63,10 @@ def test_readme_worked_example(tmp_path):
     cover = json.loads((tmp_path / "work/cover.json").read_text())
     assert 0 < cover["totals"]["ksc"] <= 100
     mutation = json.loads((tmp_path / "work/mutation.json").read_text())
-    assert mutation["generated"] == sum(op["total"] for op in mutation["operators"].values()) > 0
-    assert 0.0 <= mutation["mutation_score"] <= 1.0
+    assert mutation["meta"]["format"] == "qmltest.mutation/2" and mutation["meta"]["criterion"] == "majority"
+    suite = mutation["suites"]["iris:test"]
+    assert suite["scored_mutants"] == sum(m["status"] in ("killed", "survived") for m in mutation["mutants"]) > 0
+    assert 0.0 <= mutation["mutation_score"] == suite["plain_score"] <= 1.0
     fuzz = json.loads((tmp_path / "work/fuzz.json").read_text())["guides"]["ksc"]
     assert fuzz["iterations"] == 200 and fuzz["tsr"] == fuzz["failures"] / 200
     assert np.isfinite(fuzz["final_coverage"]["ksc"])

@@ -41,7 +41,7 @@ def test_mutate_quanforge_same_file_as_reference_and_subsampled_test(user_file, 
     _ok(args + ["--reference", f, "--test", f, "--test-per-class", "5", "--json", str(tmp_path / "a.json")])
     _ok(args + ["--reference", f, "--reference-per-class", "5", "--test", f, "--json", str(tmp_path / "b.json")])
     a = json.loads((tmp_path / "a.json").read_text())
-    assert a["suites"][f]["inputs"] == 15 and a["reference"]["inputs"] == 30
+    assert a["suites"][f]["inputs"] == 15 and a["generation"]["reference"]["inputs"] == 30
 
 
 def test_mutate_qml_fuzz_profile_cover_suite_with_a_file(user_file, tmp_path):
@@ -49,7 +49,7 @@ def test_mutate_qml_fuzz_profile_cover_suite_with_a_file(user_file, tmp_path):
     _ok(
         ["mutate", MODEL, "--suite", "qml", "--operators", "APC", "--test", f, "-q", "--json", str(tmp_path / "q.json")]
     )
-    assert json.loads((tmp_path / "q.json").read_text())["test_suite"]["inputs"] == 30
+    assert json.loads((tmp_path / "q.json").read_text())["suites"][f]["inputs"] == 30
     _ok(["profile", MODEL, "--data", f, "--out", str(tmp_path / "p.json"), "-q"])
     _ok(["cover", MODEL, "--profile", str(tmp_path / "p.json"), "--data", f, "-q"])
     _ok(

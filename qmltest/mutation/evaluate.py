@@ -72,13 +72,16 @@ class Evaluator:
             self._orig_probs[key] = self.probs(self.original, data)
         return self._orig_probs[key]
 
-    def accuracies(self, probs: np.ndarray, data: Data, key: str, mask: np.ndarray | None = None) -> np.ndarray:
+    def accuracies(
+        self, probs: np.ndarray, data: Data, key: str, mask: np.ndarray | None = None, matrix: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Seeded accuracy distribution; `matrix` is the readout of the model that made `probs`
+        (a remove-measure mutant reads out fewer qubits than the original)."""
         m = self.original
         sel = slice(None) if mask is None else mask
         rng = np.random.default_rng(seed_of(self.seed, key, data.name))
-        return stats.accuracy_distribution(
-            probs[sel], data.y[sel], m.readout_matrix, m.num_classes, self.repeats, self.shots, rng
-        )
+        cmat = m.readout_matrix if matrix is None else matrix
+        return stats.accuracy_distribution(probs[sel], data.y[sel], cmat, m.num_classes, self.repeats, self.shots, rng)
 
     def original_accuracies(self, data: Data, mask: np.ndarray | None = None, tag: str = "all") -> np.ndarray:
         return self.accuracies(self.original_probs(data), data, f"original/{tag}", mask)

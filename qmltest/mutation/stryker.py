@@ -1,18 +1,24 @@
-"""The open Stryker mutation-testing-report schema (schemaVersion 2) for site-based runs, so the
+"""The open Stryker mutation-testing-report schema (schemaVersion 2) for every mutation run, so the
 mutation-testing-elements HTML viewer shows every mutant inline in the QASM3 source.
 
-Status map: killed -> Killed, survived -> Survived, equivalent -> Ignored, incompetent -> CompileError.
-Locations are 1-based lines and columns, end exclusive; openqasm3 spans have 0-based columns and an
-inclusive end, hence the shifts.
+Built from a `qmltest.mutation/2` report and the original model: the file key is the model's QASM3
+path (relative), its source the QASM3 text; a mutant's location spans the original statements it
+changes (1-based lines and columns, end exclusive; openqasm3 spans have 0-based columns and an
+inclusive end, hence the shifts). Status map: killed -> Killed, survived -> Survived, equivalent and
+not-effective (dropped by QuanForge's Algorithm 1) -> Ignored, incompetent -> CompileError.
+`killedBy` names the test suites that killed the mutant; `testFiles` describes them.
 """
 
 from __future__ import annotations
 
 from qmltest.artifact import Model
 from qmltest.ir import Span
-from qmltest.mutation.qml import units
 
-STATUS = {"killed": "Killed", "survived": "Survived", "equivalent": "Ignored"}
+STATUS = {"killed": "Killed", "survived": "Survived", "equivalent": "Ignored", "not-effective": "Ignored"}
+REASONS = {
+    "equivalent": "equivalent: identical outputs on every test input",
+    "not-effective": "not effective: QuanForge's Algorithm 1 kept only killable, non-trivial mutants",
+}
 
 
 def _location(span: Span | None, last_line: int) -> dict:
@@ -24,50 +30,67 @@ def _location(span: Span | None, last_line: int) -> dict:
     }
 
 
-def _merge(a: Span | None, b: Span | None) -> Span | None:
-    if a is None or b is None:
-        return a or b
-    return Span(a.start_line, a.start_column, b.end_line, b.end_column)
-
-
-def site_span(model: Model, operator: str, args: tuple) -> Span | None:
-    """The statement(s) of the original QASM3 text a site mutates."""
+def span_of(model: Model, touched: list[int]) -> Span | None:
+    """From the first to the last changed statement of the original (first gate when none changed)."""
     gates = model.ir.gates
-    if operator in ("APGC", "remove-gate", "replace-gate"):
-        return gates[args[0]].span
-    if operator in ("add-gate", "add-measure"):
-        pos = args[-1]
-        return gates[min(pos, len(gates) - 1)].span if gates else None
-    if operator in ("APC", "ILS", "ALD", "LS", "ALA"):
-        us = units(model.ir)
-        index = args[1] if operator == "LS" else args[0]
-        u = us[index] if isinstance(index, int) and index < len(us) else None
-        return None if u is None else _merge(gates[u.start].span, gates[u.stop - 1].span)
-    if operator == "DFC" and gates:
-        return gates[0].span
-    return None
+    spans = [gates[i].span for i in touched if i < len(gates) and gates[i].span is not None]
+    if not spans:
+        return gates[0].span if gates else None
+    first, last = (
+        min(spans, key=lambda s: (s.start_line, s.start_column)),
+        max(spans, key=lambda s: (s.end_line, s.end_column)),
+    )
+    return Span(first.start_line, first.start_column, last.end_line, last.end_column)
 
 
-def report(model: Model, qasm_path: str, mutants: list[dict], sites: dict[str, tuple]) -> dict:
-    """`mutants`: rows of a site-based run (id, operator, status, site); `sites`: id -> site args."""
+def _reason(row: dict) -> str | None:
+    status = row["status"]
+    if status.startswith("incompetent"):
+        return status
+    if status == "killed":
+        parts = []
+        for suite, v in sorted(row["verdicts"].items()):
+            if v["killed"]:
+                what = f"classes {v['killed_classes']}" if v["killed_classes"] else "overall accuracy"
+                if v["killed_by"]:
+                    what = f"inputs {v['killed_by'][:10]}" + (" ..." if len(v["killed_by"]) > 10 else "")
+                parts.append(f"{suite}: {what}")
+        return "; ".join(parts)
+    return REASONS.get(status)
+
+
+def report(model: Model, qasm_key: str, result: dict) -> dict:
+    """The Stryker report of a `qmltest.mutation/2` result (`model`: the original)."""
     last_line = max(1, model.qasm_text.count("\n"))
     rows = []
-    for m in mutants:
+    for m in result["mutants"]:
         status = m["status"]
         entry = {
             "id": m["id"],
             "mutatorName": m["operator"],
-            "location": _location(site_span(model, m["operator"], sites.get(m["id"], ())), last_line),
+            "location": _location(span_of(model, m["touched"]), last_line),
             "status": "CompileError" if status.startswith("incompetent") else STATUS.get(status, "Pending"),
-            "description": m["site"],
+            "description": m["site"] or m["operator"],
+            "coveredBy": sorted(m["verdicts"]),
+            "killedBy": sorted(s for s, v in m["verdicts"].items() if v["killed"]),
         }
-        if status == "equivalent":
-            entry["statusReason"] = "equivalent: identical outputs on every test input"
-        elif status.startswith("incompetent"):
-            entry["statusReason"] = status
+        reason = _reason(m)
+        if reason:
+            entry["statusReason"] = reason
         rows.append(entry)
+    test_files = {
+        name: {
+            "tests": [
+                {"id": name, "name": f"{name}: {s['inputs']} inputs ({s['correctly_classified']} correctly classified)"}
+            ]
+        }
+        for name, s in result["suites"].items()
+    }
     return {
         "schemaVersion": "2",
         "thresholds": {"high": 80, "low": 60},
-        "files": {qasm_path: {"language": "qasm", "source": model.qasm_text, "mutants": rows}},
+        "files": {qasm_key: {"language": "qasm", "source": model.qasm_text, "mutants": rows}},
+        "testFiles": test_files,
+        "framework": {"name": "qmltest", "version": result["meta"]["versions"]["qmltest"]},
+        "config": {k: result["meta"][k] for k in ("criterion", "correction", "scoring", "seed")},
     }

@@ -63,19 +63,26 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
     encoded = np.asarray(encoded)
     if not job.amplitude and encoded.shape[1] != len(job.inputs):
         raise InputError(f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}")
+    inputs = list(job.inputs)
+    used = set(job.circuit.parameters)
+    if not job.amplitude and any(p not in used for p in inputs):  # features no gate reads (Aer binds refuse them)
+        keep = [i for i, p in enumerate(inputs) if p in used]
+        inputs, aer_encoded = [inputs[i] for i in keep], encoded[:, keep]
+    else:
+        aer_encoded = encoded
     if noise is not None:
         from qmltest.noise.build import is_trivial
         from qmltest.simulate import noisy
 
         if not is_trivial(noise):
-            return noisy.probabilities(job.circuit, list(job.measured), list(job.inputs), encoded, job.amplitude, noise)
+            return noisy.probabilities(job.circuit, list(job.measured), inputs, aer_encoded, job.amplitude, noise)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
     check_size(job.num_qubits)
     if backend == "aer":
         states = encoded if job.amplitude else None
-        feats = None if job.amplitude else encoded
-        return aer.probabilities(job.circuit, list(job.measured), list(job.inputs), feats, states)
+        feats = None if job.amplitude else aer_encoded
+        return aer.probabilities(job.circuit, list(job.measured), inputs, feats, states)
     ops = job.ops
     n = job.num_qubits
     chunk = max(1, CHUNK_BYTES // required_bytes(n))

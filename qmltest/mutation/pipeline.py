@@ -1,0 +1,646 @@
+"""One mutation pipeline: generation strategy x kill criterion x scoring -> one record per mutant.
+
+- Strategies: ``search`` (QuanForge Algorithm 1, binary search over the gate percentage, for the
+  nine QuanForge operators; its effective mutants are scored) and ``directed`` / ``exhaustive`` site
+  enumeration (QML and classic operators; every competent, non-duplicate mutant is scored).
+- Evidence: each scored mutant is evaluated once per test suite and both kinds of evidence are kept
+  (GLM p-value and Cohen's d per class and overall; the correctly classified inputs it mispredicts
+  under a majority of shots), so any strategy works with any criterion (`criteria`).
+- Report ``qmltest.mutation/2`` (`build_report`, a pure function of the stored rows): meta (versions,
+  seed, command line, options), generation tables, per suite / operator / cell scores, the kill
+  matrix, the null control (identical copies judged by the same criterion) and every mutant.
+
+The run folder (`RunFolder`) keeps `run.json` (settings that decide the evidence), the original
+model, `results.jsonl` (one line per finished mutant or evidence, append-only, last line wins) and
+`mutants/<id>/` artifacts; re-running the same command resumes without re-simulating.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from qmltest import artifact, report
+from qmltest.artifact import Model
+from qmltest.errors import InputError
+from qmltest.mutation import criteria, sites, stats
+from qmltest.mutation import operators as qf_ops
+from qmltest.mutation.evaluate import Data, Evaluator, seed_of
+from qmltest.mutation.generate import Generator, Mutant, Settings, Step
+from qmltest.mutation.scope import Scope
+
+FORMAT = "qmltest.mutation/2"
+OPERATOR_SUITES = ("quanforge", "qml", "classic")
+STRATEGIES = ("search", "directed", "exhaustive")
+NULL_COPIES = 50
+DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' own settings)
+    "quanforge": ("search", "statistical", "class"),
+    "qml": ("directed", "majority", "plain"),
+    "classic": ("directed", "majority", "plain"),
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A scope the search strategy runs in (QuanForge RQ2's depth / gate-type / qubit cells)."""
+
+    name: str
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything that decides a mutation run (the CLI and run configs fill it)."""
+
+    suite: str = "quanforge"
+    operators: tuple[str, ...] = ()
+    strategy: str = ""
+    criterion: str = ""
+    correction: str = "none"
+    scoring: str = ""
+    shots: int | None = 1000
+    repeats: int = 20
+    seed: int = 0
+    settings: Settings = field(default_factory=Settings)
+    distribution: str = "gaussian"
+    scale: float = 1.0
+
+    def resolved(self) -> Options:
+        """Defaults by operator suite filled in, every choice validated (one clear error)."""
+        if self.suite not in OPERATOR_SUITES:
+            raise InputError(f"unknown operator suite '{self.suite}' (choose from {', '.join(OPERATOR_SUITES)})")
+        strategy, criterion, scoring = DEFAULTS[self.suite]
+        out = replace(
+            self,
+            strategy=self.strategy or strategy,
+            criterion=self.criterion or criterion,
+            scoring=self.scoring or scoring,
+        )
+        if out.strategy not in STRATEGIES:
+            raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got '{out.strategy}'")
+        if (out.strategy == "search") != (out.suite == "quanforge"):
+            raise InputError(
+                f"--strategy {out.strategy} does not generate {out.suite} mutants: search (Algorithm 1) is for "
+                "the quanforge operators, directed/exhaustive site enumeration for qml and classic"
+            )
+        for value, allowed, name in (
+            (out.criterion, criteria.CRITERIA, "--criterion"),
+            (out.correction, criteria.CORRECTIONS, "--correction"),
+            (out.scoring, criteria.SCORINGS, "--scoring"),
+        ):
+            if value not in allowed:
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, got '{value}'")
+        if out.shots is not None and out.shots < 1:
+            raise InputError(f"--shots must be positive, got {out.shots}")
+        if out.repeats < 2:
+            raise InputError(f"--repeats must be at least 2 (a distribution), got {out.repeats}")
+        return out
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["operators"] = list(self.operators)
+        return d
+
+
+@dataclass
+class Candidate:
+    """A generated mutant: where it came from, its model (None when incompetent) and its evidence."""
+
+    id: str
+    operator: str
+    cell: str
+    site: str
+    model: Model | None
+    status: str  # scored | not-effective | equivalent | incompetent: ...
+    percentage: float | None = None
+    search: dict = field(default_factory=dict)
+    touched: list[int] = field(default_factory=list)
+    evidence: dict[str, dict] = field(default_factory=dict)
+
+
+class RunFolder:
+    """Append-only results log (last line per id wins, torn last line ignored) + mutant artifacts."""
+
+    def __init__(self, path: Path | None, fresh: bool, fingerprint: dict, original: Model) -> None:
+        self.path = path
+        self.records: dict[str, dict] = {}
+        if path is None:
+            return
+        if path.exists() and not path.is_dir():
+            raise InputError(f"--out {path}: exists and is not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        log, meta = path / "results.jsonl", path / "run.json"
+        if fresh:
+            log.unlink(missing_ok=True)
+            meta.unlink(missing_ok=True)
+        if log.exists() and not meta.exists():
+            raise InputError(
+                f"{path}: a run folder of an older qmltest (qmltest.mutation/1) or damaged: "
+                "use --force or another --out"
+            )
+        if meta.exists():
+            old = report.read_json(meta)
+            if not isinstance(old, dict) or old.get("format") != FORMAT:
+                raise InputError(f"{meta}: not a {FORMAT} run folder: use --force or another --out")
+            if old.get("fingerprint") != fingerprint:
+                raise InputError(
+                    f"{path}: made with other settings (model, data, seed, shots or repeats): "
+                    "use --force or another --out"
+                )
+        report.write_text_atomic(meta, report.to_json({"format": FORMAT, "fingerprint": fingerprint}))
+        artifact.save(original.exported(), path / "original")
+        if log.is_dir():
+            raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
+        if log.exists():
+            for n, line in enumerate(log.read_text().splitlines(), 1):
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # an interrupted write: that mutant is simply redone
+                if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+                    raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
+                self.records.setdefault(rec["id"], {}).update(rec)
+
+    def append(self, rec: dict) -> None:
+        self.records.setdefault(rec["id"], {}).update(rec)
+        if self.path is None:
+            return
+        with open(self.path / "results.jsonl", "a") as fh:
+            fh.write(json.dumps(rec, sort_keys=True, default=_json_default) + "\n")
+            fh.flush()
+
+    def save_model(self, mid: str, model: Model | None) -> None:
+        if self.path is not None and model is not None and not (self.path / "mutants" / mid / "model.json").exists():
+            artifact.save(model.exported(), self.path / "mutants" / mid)
+
+
+def _json_default(obj: object) -> object:
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(type(obj).__name__)
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or x != x or x in (float("inf"), float("-inf")) else float(x)
+
+
+def touched_gates(original: Model, mutant: Model) -> list[int]:
+    """Indices of the original's gates a mutant changes (an insertion marks the gate it precedes)."""
+
+    def sig(g) -> tuple:
+        return (g.name, g.qubits, tuple(str(p.value) for p in g.params))
+
+    a = [sig(g) for g in original.ir.gates]
+    b = [sig(g) for g in mutant.ir.gates]
+    out: set[int] = set()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            out.update(range(i1, i2))
+        elif tag == "insert" and a:
+            out.add(min(i1, len(a) - 1))
+    return sorted(out)
+
+
+# ---------------------------------------------------------------- generation
+
+
+def generate_search(
+    original: Model,
+    reference: Data,
+    cells: list[Cell],
+    opts: Options,
+    evaluator: Evaluator,
+    folder: RunFolder,
+    progress: Callable[[int], None],
+) -> tuple[list[Candidate], dict]:
+    """QuanForge Algorithm 1 per cell and operator; effective mutants become scored candidates."""
+    names = list(opts.operators) or list(qf_ops.QUANFORGE)
+    op_list = [qf_ops.get(n, distribution=opts.distribution, scale=opts.scale) for n in names]
+    records = {k: v for k, v in folder.records.items() if "percentage" in v}
+
+    def on_mutant(m: Mutant) -> None:
+        folder.save_model(m.id, m.model if m.status in ("ok", "equivalent") else None)
+        folder.append(m.record())
+
+    gen = Generator(original, reference, evaluator, opts.settings, opts.seed, records, on_mutant)
+    table: dict[str, dict] = {}
+    cands: dict[str, Candidate] = {}
+    for cell in cells:
+        table[cell.name] = {}
+        for op in op_list:
+            effective, generated, log = gen.run(op, cell.scope, cell.name)
+            table[cell.name][op.name] = _search_summary(effective, generated, log)
+            chosen = {m.id for m in effective}  # Algorithm 1's effective set, not every killable mutant
+            for m in sorted(generated, key=lambda m: m.id):
+                if m.id in cands:
+                    if m.id in chosen and cands[m.id].status == "not-effective":
+                        cands[m.id].status = "scored"
+                    continue
+                status = "scored" if m.id in chosen else ("not-effective" if m.status == "ok" else m.status)
+                cands[m.id] = Candidate(
+                    m.id,
+                    m.operator,
+                    cell.name,
+                    "; ".join(m.notes),
+                    m.model if m.status != "incompetent" else None,
+                    status,
+                    round(m.percentage, 6),
+                    {
+                        "mean_accuracy": _finite(round(m.mean_accuracy, 6)) if m.accuracies is not None else None,
+                        "p_value": _finite(m.p_value),
+                        "effect_size": _finite(m.effect_size),
+                        "killable": m.killable,
+                        "nontrivial": m.nontrivial,
+                    },
+                )
+            progress(1)
+    generation = {
+        "reference": {
+            "name": reference.name,
+            "inputs": int(len(reference.y)),
+            "original_mean_accuracy": float(np.mean(evaluator.original_accuracies(reference))),
+        },
+        "cells": table,
+    }
+    return [cands[k] for k in sorted(cands)], generation
+
+
+def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[Step]) -> dict:
+    scored = [m for m in generated if m.status == "ok"]
+    n = len(scored)
+    return {
+        "generated": len(generated),
+        "equivalent": sum(m.status == "equivalent" for m in generated),
+        "incompetent": sum(m.status.startswith("incompetent") for m in generated),
+        "killable": sum(m.killable for m in scored),
+        "nontrivial": sum(m.nontrivial for m in scored),
+        "effective": len(effective),
+        "KR": sum(m.killable for m in scored) / n if n else None,
+        "NR": sum(m.nontrivial for m in scored) / n if n else None,
+        "mean_effective_accuracy": float(np.mean([m.mean_accuracy for m in effective])) if effective else None,
+        "search": [s.to_dict() for s in log],
+    }
+
+
+def generate_sites(
+    original: Model, opts: Options, progress: Callable[[int], None]
+) -> tuple[list[Candidate], dict, float]:
+    """Every (directed) site of the QML / classic operators; duplicates skipped and counted."""
+    ops = sites.operators(opts.suite, list(opts.operators) or None)
+    start = time.perf_counter()
+    made, skipped = sites.generate(original, ops, opts.strategy)
+    seconds = time.perf_counter() - start
+    cands = []
+    for g in made:
+        status = "scored" if g.status == "pending" else g.status
+        cands.append(Candidate(g.id, g.site.operator, "all", g.site.describe(), g.model, status))
+        progress(1)
+    per_op = {op.name: {"generated": 0, "skipped": skipped.get(op.name, {})} for op in ops}
+    for c in cands:
+        per_op[c.operator]["generated"] += 1
+    return cands, {"cells": {"all": per_op}}, seconds
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def correct_mask(original: Model, evaluator: Evaluator, suite: Data) -> np.ndarray:
+    """Inputs the original classifies correctly (exactly): the majority criterion's test suite."""
+    return original.predict(evaluator.original_probs(suite)) == suite.y
+
+
+def evidence_for(cand: Candidate, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:
+    """Both kinds of kill evidence of one mutant on one suite (or its incompetence)."""
+    assert cand.model is not None
+    probs, status = evaluator.mutant_probs(cand.model, suite)
+    if probs is None:
+        return {"status": status}
+    matrix = cand.model.readout_matrix
+    acc = evaluator.accuracies(probs, suite, cand.id, None, matrix)
+    base = evaluator.original_accuracies(suite, None, f"vs/{cand.id}")
+    overall = stats.is_killed(base, acc, opts.settings.alpha, opts.settings.effect)
+    per_class = {}
+    for c in sorted({int(v) for v in suite.y}):
+        mask = suite.y == c
+        a = evaluator.accuracies(probs, suite, f"{cand.id}/class{c}", mask, matrix)
+        b = evaluator.original_accuracies(suite, mask, f"vs/{cand.id}/class{c}")
+        v = stats.is_killed(b, a, opts.settings.alpha, opts.settings.effect)
+        per_class[str(c)] = [_finite(v.p_value), _finite(v.effect_size)]
+    idx = np.flatnonzero(correct)
+    if opts.shots is None:
+        pred = cand.model.predict(probs[idx])
+    else:
+        from qmltest.simulate import engine
+
+        rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "majority"))
+        pred = cand.model.predict(engine.sample_counts(probs[idx], opts.shots, rng))
+    return {
+        "status": "equivalent" if status == "equivalent" else "ok",
+        "stat": {"all": [_finite(overall.p_value), _finite(overall.effect_size)], "classes": per_class},
+        "mean_accuracy": round(float(np.mean(acc)), 6),
+        "killed_by": [int(i) for i in idx[pred != suite.y[idx]]],
+    }
+
+
+def null_evidence(original: Model, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:
+    """Identical copies of the original, judged like mutants: the rate at which nothing is 'killed'."""
+    copy = Candidate("", "null", "", "", original, "scored")
+    out = {}
+    for r in range(NULL_COPIES):
+        ev = evidence_for(replace(copy, id=f"null{r:02d}"), suite, correct, evaluator, opts)
+        ev.pop("status")
+        out[f"null{r:02d}"] = ev
+    return out
+
+
+def run(
+    original: Model,
+    suites: list[Data],
+    opts: Options,
+    reference: Data | None = None,
+    cells: list[Cell] | None = None,
+    out: Path | None = None,
+    fresh: bool = False,
+    progress: Callable[[int], None] | None = None,
+    noise: object = None,
+    command: list[str] | None = None,
+) -> tuple[dict, dict]:
+    """Generate, evaluate and report. Returns (report, timing); timing stays out of the report."""
+    opts = opts.resolved()
+    tick = progress or (lambda k=1: None)
+    if not suites:
+        raise InputError("give at least one test suite to score (--test)")
+    names = [s.name for s in suites]
+    if len(set(names)) != len(names):
+        suites = [replace(s, name=f"{s.name}#{i}") if names.count(s.name) > 1 else s for i, s in enumerate(suites)]
+    if opts.strategy == "search" and reference is None:
+        raise InputError("the search strategy generates against reference data: give --reference")
+    evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise)
+    fingerprint = {
+        "model_sha256": original.sha256,
+        "seed": opts.seed,
+        "shots": opts.shots,
+        "repeats": opts.repeats,
+        "noise": None if noise is None else getattr(noise, "sha256", None),
+        "data": {s.name: s.fingerprint for s in suites + ([reference] if reference is not None else [])},
+    }
+    folder = RunFolder(out, fresh, fingerprint, original)
+    started = time.perf_counter()
+    if opts.strategy == "search":
+        cands, generation = generate_search(
+            original, reference, cells or [Cell("all", Scope())], opts, evaluator, folder, tick
+        )  # type: ignore[arg-type]
+        gen_seconds = time.perf_counter() - started
+    else:
+        if cells and [c.name for c in cells] != ["all"]:
+            raise InputError("--scan and scopes apply to the search strategy (quanforge operators)")
+        cands, generation, gen_seconds = generate_sites(original, opts, tick)
+    eval_started = time.perf_counter()
+    masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
+    for cand in cands:
+        rec = folder.records.get(cand.id, {})
+        cand.evidence = dict(rec.get("suites", {}))
+        if cand.model is not None:
+            cand.touched = touched_gates(original, cand.model)
+        if cand.status != "scored":
+            continue
+        todo = [s for s in suites if s.name not in cand.evidence]
+        for s in todo:
+            cand.evidence[s.name] = evidence_for(cand, s, masks[s.name], evaluator, opts)
+        if todo or "suites" not in rec:
+            folder.save_model(cand.id, cand.model)
+            folder.append({"id": cand.id, "site": cand.site, "operator": cand.operator, "suites": cand.evidence})
+        tick(1)
+    nulls = {s.name: null_evidence(original, s, masks[s.name], evaluator, opts) for s in suites}
+    eval_seconds = time.perf_counter() - eval_started
+    rows = [candidate_row(c) for c in cands]
+    data = {
+        "meta": {
+            "format": FORMAT,
+            "model": original.source,
+            "model_sha256": original.sha256,
+            "num_classes": original.num_classes,
+            "classes": original.classes,
+            "seed": opts.seed,
+            "noise": None
+            if noise is None
+            else {"name": getattr(noise, "name", None), "sha256": getattr(noise, "sha256", None)},
+            "versions": report.versions(),
+            "command": list(command or []),
+            "options": opts.to_dict(),
+        },
+        "circuit": {
+            "num_qubits": original.ir.num_qubits,
+            "gates": [[g.name, list(g.qubits)] for g in original.ir.gates],
+            "qasm_path": "original/model.qasm",
+        },
+        "generation": generation,
+        "suites_info": {
+            s.name: {
+                "inputs": int(len(s.y)),
+                "labels": [int(v) for v in s.y],
+                "correct": [int(v) for v in masks[s.name]],
+            }
+            for s in suites
+        },
+        "null": nulls,
+        "mutants": rows,
+    }
+    result = build_report(data, opts.criterion, opts.correction, opts.scoring)
+    if out is not None:
+        report.write_text_atomic(out / "report.json", report.to_json(result))
+    n_eval = sum(c.status == "scored" for c in cands)
+    timing = {
+        "generation_seconds": gen_seconds,
+        "generation_seconds_per_mutant": gen_seconds / max(len(cands), 1),
+        "eval_seconds_per_mutant": eval_seconds / max(n_eval, 1),
+    }
+    return result, timing
+
+
+def candidate_row(c: Candidate) -> dict:
+    status = c.status
+    if status == "scored":
+        evs = list(c.evidence.values())
+        if evs and all(e.get("status", "").startswith("incompetent") for e in evs):
+            status = evs[0]["status"]
+        elif evs and all(e.get("status") == "equivalent" for e in evs):
+            status = "equivalent"
+    return {
+        "id": c.id,
+        "operator": c.operator,
+        "cell": c.cell,
+        "site": c.site,
+        "status": status,
+        "percentage": c.percentage,
+        "search": c.search,
+        "touched": c.touched,
+        "evidence": {
+            k: v for k, v in sorted(c.evidence.items()) if v.get("status") == "ok" or v.get("status") == "equivalent"
+        },
+    }
+
+
+# ---------------------------------------------------------------- the report (pure)
+
+
+def build_report(data: dict, criterion: str, correction: str, scoring: str) -> dict:
+    """Verdicts, scores and tables from stored rows; re-deciding needs no simulation."""
+    meta = dict(data["meta"], criterion=criterion, correction=correction, scoring=scoring)
+    alpha, effect = meta["options"]["settings"]["alpha"], meta["options"]["settings"]["effect"]
+    classes, num_classes = meta["classes"], meta["num_classes"]
+    scored = [
+        m
+        for m in data["mutants"]
+        if m["status"] not in ("equivalent", "not-effective") and not m["status"].startswith("incompetent")
+    ]
+    suites_out, matrix_rows = {}, {m["id"]: [] for m in scored}
+    verdicts_by_suite = {}
+    for name, info in data["suites_info"].items():
+        labels = np.asarray(info["labels"])
+        ev = {m["id"]: m["evidence"][name] for m in scored if name in m["evidence"]}
+        verdicts = criteria.decide(ev, labels, classes, criterion, correction, alpha, effect)
+        verdicts_by_suite[name] = verdicts
+        null = criteria.decide(data["null"][name], labels, classes, criterion, correction, alpha, effect)
+        s = criteria.scores(verdicts, num_classes)
+        present = len(set(info["labels"]))
+        null_rate = (
+            (
+                sum(len(v["killed_classes"]) for v in null.values()) / (len(null) * max(present, 1))
+                if scoring == "class"
+                else sum(v["killed"] for v in null.values()) / len(null)
+            )
+            if null
+            else None
+        )
+        per_op: dict[str, dict] = {}
+        per_cell: dict[str, dict] = {}
+        for m in scored:
+            v = verdicts.get(m["id"])
+            if v is None:
+                continue
+            for key, table in ((m["operator"], per_op), (m["cell"], per_cell)):
+                row = table.setdefault(key, {"total": 0, "killed": 0, "killed_classes": 0})
+                row["total"] += 1
+                row["killed"] += int(v["killed"])
+                row["killed_classes"] += len(v["killed_classes"])
+            matrix_rows[m["id"]].append(int(v["killed"]))
+        for table in (per_op, per_cell):
+            for row in table.values():
+                row["class_score"] = row["killed_classes"] / (row["total"] * num_classes)
+                row["plain_score"] = row["killed"] / row["total"]
+                row["mutation_score"] = row[f"{scoring}_score"]
+        suites_out[name] = {
+            "inputs": info["inputs"],
+            "correctly_classified": int(sum(info["correct"])),
+            "scored_mutants": len(verdicts),
+            "killed": sum(v["killed"] for v in verdicts.values()),
+            "class_score": s["class"],
+            "plain_score": s["plain"],
+            "mutation_score": s[scoring],
+            "null_control_kill_rate": null_rate,
+            "per_operator": dict(sorted(per_op.items())),
+            "per_cell": dict(sorted(per_cell.items())),
+        }
+    mutants = []
+    for m in data["mutants"]:
+        row = {
+            k: m[k] for k in ("id", "operator", "cell", "site", "status", "percentage", "search", "touched", "evidence")
+        }
+        verdicts = {
+            name: verdicts_by_suite[name][m["id"]] for name in verdicts_by_suite if m["id"] in verdicts_by_suite[name]
+        }
+        row["verdicts"] = verdicts
+        if verdicts and row["status"] == "scored":
+            row["status"] = "killed" if any(v["killed"] for v in verdicts.values()) else "survived"
+        mutants.append(row)
+    first = next(iter(suites_out.values()), None)
+    per_operator_status: dict[str, dict] = {}
+    for m in mutants:
+        row = per_operator_status.setdefault(m["operator"], {})
+        key = "incompetent" if m["status"].startswith("incompetent") else m["status"]
+        row[key] = row.get(key, 0) + 1
+    return {
+        "meta": meta,
+        "circuit": data["circuit"],
+        "generation": data["generation"],
+        "suites": suites_out,
+        "mutation_score": None if first is None else first["mutation_score"],
+        "operators": dict(sorted(per_operator_status.items())),
+        "kill_matrix": {
+            "suites": list(suites_out),
+            "mutants": sorted(matrix_rows),
+            "rows": [matrix_rows[k] for k in sorted(matrix_rows)],
+        },
+        "mutants": mutants,
+        "stored": {"suites_info": data["suites_info"], "null": data["null"]},
+    }
+
+
+def redecide(
+    result: dict, criterion: str | None = None, correction: str | None = None, scoring: str | None = None
+) -> dict:
+    """The same run judged by another criterion / correction / scoring (from a report alone)."""
+    meta = result["meta"]
+    data = {
+        "meta": {k: v for k, v in meta.items() if k not in ("criterion", "correction", "scoring")},
+        "circuit": result["circuit"],
+        "generation": result["generation"],
+        "suites_info": result["stored"]["suites_info"],
+        "null": result["stored"]["null"],
+        "mutants": [
+            dict(m, status="scored" if m["status"] in ("killed", "survived") else m["status"])
+            for m in result["mutants"]
+        ],
+    }
+    for name, value, allowed in (
+        ("criterion", criterion, criteria.CRITERIA),
+        ("correction", correction, criteria.CORRECTIONS),
+        ("scoring", scoring, criteria.SCORINGS),
+    ):
+        if value is not None and value not in allowed:
+            raise InputError(f"--{name} must be one of {', '.join(allowed)}, got '{value}'")
+    return build_report(
+        data, criterion or meta["criterion"], correction or meta["correction"], scoring or meta["scoring"]
+    )
+
+
+def read_report(path: Path) -> dict:
+    """A finished run's report.json (a run folder or the file); older formats refused by name."""
+    file = path / "report.json" if path.is_dir() else path
+    data = report.read_json(file)
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        raise InputError(f"{file}: not a qmltest mutation report")
+    fmt = data["meta"].get("format")
+    if fmt != FORMAT:
+        raise InputError(f"{file}: format '{fmt}' is not {FORMAT}: re-run the mutation with this qmltest")
+    return data
+
+
+def null_kill_rate(
+    probs: np.ndarray,
+    y: np.ndarray,
+    model: Model,
+    repeats: int,
+    shots: int,
+    trials: int,
+    seed: int,
+    alpha: float = 0.05,
+    effect: float = 0.5,
+) -> float:
+    """Fraction of `trials` in which an identical copy of the model is killed (must stay near alpha)."""
+    kills = 0
+    for t in range(trials):
+        rng = np.random.default_rng(seed_of(seed, "null", t))
+        base = stats.accuracy_distribution(probs, y, model.readout_matrix, model.num_classes, repeats, shots, rng)
+        copy = stats.accuracy_distribution(probs, y, model.readout_matrix, model.num_classes, repeats, shots, rng)
+        kills += stats.is_killed(base, copy, alpha, effect).killed
+    return kills / trials

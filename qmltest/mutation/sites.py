@@ -1,0 +1,91 @@
+"""Site enumeration for the QML and classic operator suites (efficient-QML paper Sec. IV-B, V).
+
+Generation enumerates every site (exhaustive) or the directed, non-redundant sites, builds each
+mutant, and drops mutants whose canonical form repeats an earlier one or the original (reporting
+how many and why). Evaluation, kill criteria and reports are the one pipeline's
+(`qmltest.mutation.pipeline`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+from qmltest.artifact import Model
+from qmltest.errors import InputError, QmlTestError
+from qmltest.mutation.qml import CLASSIC, QML, QmlOperator, Site, canonical
+
+SUITES = {"qml": QML, "classic": CLASSIC}
+
+
+def operators(suite: str, names: list[str] | None) -> list[QmlOperator]:
+    if suite not in SUITES:
+        raise InputError(f"unknown operator suite '{suite}' (quanforge, qml, classic)")
+    table = SUITES[suite]
+    names = names or list(table)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise InputError(f"unknown {suite} operator(s) {unknown} (choose from {', '.join(table)})")
+    return [table[n]() for n in names]
+
+
+@dataclass
+class Generated:
+    site: Site
+    model: Model | None
+    id: str
+    status: str = "pending"  # pending | incompetent: ...
+    seconds: float = 0.0
+
+
+def mutant_id(model: Model, site: Site, mutant: Model | None) -> str:
+    """Content address from the original's hash, the site and the mutant's canonical form."""
+    body = "" if mutant is None else repr(canonical(mutant))
+    return hashlib.sha256(f"{model.sha256}\x1f{site.describe()}\x1f{body}".encode()).hexdigest()[:16]
+
+
+def generate(model: Model, ops: list[QmlOperator], strategy: str) -> tuple[list[Generated], dict]:
+    """Mutants of every operator; in 'directed' mode redundant ones are skipped and counted."""
+    if strategy not in ("directed", "exhaustive"):
+        raise InputError(f"--strategy must be directed or exhaustive, got '{strategy}'")
+    directed = strategy == "directed"
+    seen = {canonical(model)}
+    out: list[Generated] = []
+    skipped: dict[str, dict[str, int]] = {}
+    for op in ops:
+        counts = {"sites": 0, "duplicate_circuit": 0, "identical_to_original": 0}
+        if directed:
+            counts["commuting_insertions"] = len(op.sites(model, False)) - len(op.sites(model, True))
+        for site in op.sites(model, directed):
+            counts["sites"] += 1
+            start = time.perf_counter()
+            try:
+                mutant = op.apply(model, site)
+                status = "pending"
+            except QmlTestError as exc:
+                mutant, status = None, f"incompetent: {exc}"
+            except Exception as exc:  # an edit that yields no valid circuit is an incompetent mutant
+                mutant, status = None, f"incompetent: {type(exc).__name__}: {exc}"
+            if directed and mutant is not None:
+                form = canonical(mutant)
+                if form in seen:
+                    counts["identical_to_original" if form == canonical(model) else "duplicate_circuit"] += 1
+                    continue
+                seen.add(form)
+            g = Generated(site, mutant, mutant_id(model, site, mutant), status)
+            g.seconds = time.perf_counter() - start
+            out.append(g)
+        skipped[op.name] = counts
+    return out, skipped
+
+
+def count(model: Model, ops: list[QmlOperator], strategy: str) -> dict[str, int]:
+    """Mutants per operator without simulating (`--list`); directed counts after deduplication."""
+    if strategy == "exhaustive":
+        return {op.name: len(op.sites(model, False)) for op in ops}
+    mutants, skipped = generate(model, ops, strategy)
+    totals: dict[str, int] = {op.name: 0 for op in ops}
+    for g in mutants:
+        totals[g.site.operator] += 1
+    return totals
