@@ -68,6 +68,7 @@ def cover(
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
+    html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write per-state rows as CSV."),
     fail_under: list[str] = typer.Option(None, help="Exit 1 when a criterion is below P percent: ksc=40."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -78,7 +79,9 @@ def cover(
     prof = load_profile(profile_path, model)
     parts: list[tuple[str, np.ndarray]] = []
     if data:
-        parts.append((f"{data}:{split}", datasets.select(data, split, model.classes, per_class, seed)[0]))
+        source, part_split = datasets.parse_spec(data, split)
+        label = f"{source}:{part_split}" if source in datasets.BUILTIN else source
+        parts.append((label, datasets.select(data, split, model.classes, per_class, seed)[0]))
     for path in suite or []:
         parts.append((Path(path).name, datasets.load(path).x))
     if not parts:
@@ -109,6 +112,10 @@ def cover(
         suite_exact = np.concatenate([model.probabilities(x, register=register, noise=cfg) for _, x in parts])
         result["shots_sweep"] = measure.shots_sweep(suite_exact, prof, [c for c in counts if c], seed, **params)
     write_output(json_out, report.to_json(result))
+    if html_out is not None:
+        from qmltest.html import coverage as html_coverage
+
+        html_coverage.write(result, html_out)
     if csv_out:
         rows = [
             {**{k2: v for k2, v in r.items() if k2 != "cells_covered"}, "cells_covered": len(r["cells_covered"])}

@@ -17,13 +17,13 @@ from qmltest.noise.config import load as load_noise
 @handle_errors
 def evaluate(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    data: str = typer.Option(..., help="Dataset name or file (.npz/.csv/idx:IMAGES,LABELS)."),
+    data: str = typer.Option(..., help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS)."),
     split: str = typer.Option("test", help="train, test or all."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     shots: int = typer.Option(1000, help="Shots per input (majority prediction)."),
     exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
     backend: str = typer.Option("numpy", help="numpy (fast, batched) or aer (reference)."),
-    limit: int = typer.Option(None, help="Evaluate only this many inputs per class."),
+    limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, help="Seed for shot sampling."),
     noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),

@@ -39,6 +39,7 @@ def fuzz(
     seed: int = typer.Option(0, help="Seed of every random choice."),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (failures, PNGs, per-guide JSON; resumable)."),
     json_out: Path = typer.Option(None, "--json", help="Write the comparison as JSON ('-' for stdout)."),
+    html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="One row per guide."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -75,6 +76,10 @@ def fuzz(
         write_output(csv_out, report.to_csv(rows))
     if out_dir:
         report.write_text_atomic(out_dir / "report.json", report.to_json(result))
+    if html_out is not None:
+        from qmltest.html import fuzz as html_fuzz
+
+        html_fuzz.write(result, out_dir, html_out)
     if quiet or str(json_out) == "-":
         return
     if dropped:

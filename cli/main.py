@@ -13,6 +13,7 @@ from qmltest_cli import (
     mutate_cmd,
     noise_cmd,
     profile_cmd,
+    report_cmd,
     suite_cmd,
     train_cmd,
     zoo_cmd,
@@ -38,6 +39,25 @@ app.command("diversity")(diversity_cmd.diversity)
 app.command("mutate")(mutate_cmd.mutate)
 app.command("shots")(mutate_cmd.shots)
 app.command("fuzz")(fuzz_cmd.fuzz)
+app.command("report")(report_cmd.report)
+app.command("show")(report_cmd.show)
+
+
+def _version(value: bool) -> None:
+    if value:
+        import qmltest
+
+        typer.echo(f"qmltest {qmltest.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Test quantum neural networks serialized as OpenQASM 3: coverage, mutation, fuzzing on Qiskit Aer."""
 
 
 def run() -> None:

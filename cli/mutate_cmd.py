@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from qmltest_cli.common import EXIT_GATE, err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.config import with_config
 from rich.table import Table
 
 from qmltest import artifact, report
@@ -52,7 +53,9 @@ def scan_cells(scan: str | None, base: Scope, model: artifact.Model) -> list[Cel
 
 
 @handle_errors
+@with_config("mutate")
 def mutate(
+    ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     suite: str = typer.Option("quanforge", help="Operator suite: quanforge, qml or classic."),
     operators: str = typer.Option(None, help="Comma-separated operators (default: the whole suite)."),

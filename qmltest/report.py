@@ -21,12 +21,24 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_bytes_atomic(path, text.encode())
 
 
+def _file_mode() -> int:
+    """0666 less the process umask: what open() would give (mkstemp alone gives 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Binary twin of write_text_atomic (NPZ suites, failure sets)."""
+    """Binary twin of write_text_atomic (NPZ suites, failure sets); readable by others as usual."""
     path = Path(path)
+    if path.is_dir():
+        from qmltest.errors import InputError
+
+        raise InputError(f"{path}: is a directory, not a file to write")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)

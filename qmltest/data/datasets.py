@@ -135,7 +135,14 @@ def select(
     per_class: int | None = None,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs and labels of one split, filtered to `classes` (in that order), optionally subsampled."""
+    """Inputs and labels of one split, filtered to `classes` (in that order), optionally subsampled.
+
+    `spec` is one dataset spec for every command: ``name[:split]`` (a split in the spec wins over
+    `split`) or a file, which is used whole.
+    """
+    spec, split = parse_spec(spec, default_split=split)
+    if per_class is not None and per_class < 1:
+        raise InputError(f"--per-class must be at least 1, got {per_class}")
     ds = load(spec)
     idx = split_indices(ds.y, split)
     if classes is not None:

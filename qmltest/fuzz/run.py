@@ -33,16 +33,17 @@ def save_outcome(out: Path, outcome: Outcome, seeds_x: np.ndarray, image_shape, 
     summary["coverage_trace"] = outcome.coverage_trace
     summary["config_hash"] = config_hash(config)
     failures = outcome.failures
+    width = int(np.prod(seeds_x.shape[1:]))  # a guide without failures still writes (0, F) arrays
     arrays = {
-        "x": np.array([s.x for s, _ in failures]).reshape(len(failures), -1),
-        "seed_x": np.array([seeds_x[s.origin] for s, _ in failures]).reshape(len(failures), -1),
+        "x": np.array([s.x for s, _ in failures], dtype=float).reshape(len(failures), width),
+        "seed_x": np.array([seeds_x[s.origin] for s, _ in failures], dtype=float).reshape(len(failures), width),
         "y": np.array([s.label for s, _ in failures], dtype=int),
         "predicted": np.array([p for _, p in failures], dtype=int),
         "origin": np.array([s.origin for s, _ in failures], dtype=int),
     }
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    (out / f"{outcome.guide}-failures.npz").write_bytes(buf.getvalue())
+    report.write_bytes_atomic(out / f"{outcome.guide}-failures.npz", buf.getvalue())
     if image_shape is not None and failures:
         folder = out / f"{outcome.guide}-failures"
         folder.mkdir(exist_ok=True)

@@ -98,5 +98,5 @@ def scores(verdicts: dict[str, dict], num_classes: int) -> dict[str, float | Non
         return {"class": None, "plain": None}
     return {
         "class": sum(len(v["killed_classes"]) for v in verdicts.values()) / (n * num_classes),
-        "plain": sum(v["killed"] for v in verdicts.values()) / n,
+        "plain": sum(v.get("killed_overall", v["killed"]) for v in verdicts.values()) / n,
     }

@@ -508,6 +508,9 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         labels = np.asarray(info["labels"])
         ev = {m["id"]: m["evidence"][name] for m in scored if name in m["evidence"]}
         verdicts = criteria.decide(ev, labels, classes, criterion, correction, alpha, effect)
+        for v in verdicts.values():  # 'killed' follows the scoring; the whole-suite verdict is kept beside it
+            v["killed_overall"] = v["killed"]
+            v["killed"] = bool(v["killed_classes"]) if scoring == "class" else v["killed_overall"]
         verdicts_by_suite[name] = verdicts
         null = criteria.decide(data["null"][name], labels, classes, criterion, correction, alpha, effect)
         s = criteria.scores(verdicts, num_classes)
@@ -528,15 +531,16 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
             if v is None:
                 continue
             for key, table in ((m["operator"], per_op), (m["cell"], per_cell)):
-                row = table.setdefault(key, {"total": 0, "killed": 0, "killed_classes": 0})
+                row = table.setdefault(key, {"total": 0, "killed": 0, "killed_overall": 0, "killed_classes": 0})
                 row["total"] += 1
                 row["killed"] += int(v["killed"])
+                row["killed_overall"] += int(v["killed_overall"])
                 row["killed_classes"] += len(v["killed_classes"])
             matrix_rows[m["id"]].append(int(v["killed"]))
         for table in (per_op, per_cell):
             for row in table.values():
                 row["class_score"] = row["killed_classes"] / (row["total"] * num_classes)
-                row["plain_score"] = row["killed"] / row["total"]
+                row["plain_score"] = row["killed_overall"] / row["total"]
                 row["mutation_score"] = row[f"{scoring}_score"]
         suites_out[name] = {
             "inputs": info["inputs"],

@@ -1,0 +1,104 @@
+"""`qmltest report`: rebuild the HTML (or re-decide a mutation run) from any finished report; and
+`qmltest show`: one mutant of a mutation run, with its QASM diff and verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import handle_errors, out, write_output
+
+from qmltest import report as report_io
+from qmltest.errors import InputError
+from qmltest.mutation import pipeline
+
+
+def _load(source: Path) -> tuple[dict, Path | None]:
+    """(report, run folder or None) from a run folder or a report file."""
+    if not source.exists():
+        raise InputError(f"{source}: no such file or folder")
+    file = source / "report.json" if source.is_dir() else source
+    data = report_io.read_json(file)
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        raise InputError(f"{file}: not a qmltest report (no 'meta')")
+    return data, (source if source.is_dir() else None)
+
+
+@handle_errors
+def report(
+    source: Path = typer.Argument(..., help="A run folder (mutate --out, fuzz --out) or a report JSON file."),
+    html_out: Path = typer.Option(None, "--html", help="Write the HTML report to this folder."),
+    json_out: Path = typer.Option(None, "--json", help="Write the (re-decided) JSON report ('-' for stdout)."),
+    criterion: str = typer.Option(None, help="Mutation runs: judge again with statistical or majority."),
+    correction: str = typer.Option(None, help="Mutation runs: none, holm or bh."),
+    scoring: str = typer.Option(None, help="Mutation runs: class or plain."),
+) -> None:
+    """Rebuild a report's views from its JSON alone (no simulation)."""
+    data, run_dir = _load(source)
+    fmt = data["meta"].get("format", "")
+    if fmt.startswith("qmltest.mutation/"):
+        data = pipeline.read_report(source)
+        if criterion or correction or scoring:
+            data = pipeline.redecide(data, criterion, correction, scoring)
+        if html_out is not None:
+            from qmltest.html import mutation
+
+            mutation.write(data, run_dir, html_out)
+    elif criterion or correction or scoring:
+        raise InputError("--criterion, --correction and --scoring apply to mutation reports")
+    elif fmt.startswith("qmltest.fuzz/"):
+        if html_out is not None:
+            from qmltest.html import fuzz
+
+            fuzz.write(data, run_dir, html_out)
+    elif fmt.startswith("qmltest.coverage/"):
+        if html_out is not None:
+            from qmltest.html import coverage
+
+            coverage.write(data, html_out)
+    else:
+        raise InputError(f"{source}: report format '{fmt}' has no view (mutation, coverage or fuzz reports)")
+    write_output(json_out, report_io.to_json(data))
+    if html_out is not None:
+        out.print(f"wrote {html_out / 'index.html'}", markup=False)
+    if mutation_summary := (data.get("suites") if fmt.startswith("qmltest.mutation/") else None):
+        for name, s in mutation_summary.items():
+            score = "-" if s["mutation_score"] is None else f"{100 * s['mutation_score']:.2f}%"
+            out.print(
+                f"{name}: {data['meta']['scoring']} mutation score {score} ({data['meta']['criterion']})", markup=False
+            )
+
+
+@handle_errors
+def show(
+    run: Path = typer.Argument(..., help="A mutation run folder (mutate --out)."),
+    mutant_id: str = typer.Argument(..., help="A mutant id, or a unique prefix of one."),
+) -> None:
+    """One mutant: operator, site, status, verdicts per suite, and its QASM diff against the original."""
+    from qmltest.html.mutation import qasm_diff
+
+    if not run.is_dir():
+        raise InputError(f"{run}: not a run folder")
+    data = pipeline.read_report(run)
+    hits = [m for m in data["mutants"] if m["id"].startswith(mutant_id)]
+    if not hits:
+        raise InputError(f"{run}: no mutant id starts with '{mutant_id}'")
+    if len(hits) > 1:
+        raise InputError(f"{run}: '{mutant_id}' matches {len(hits)} mutants; give more characters")
+    m = hits[0]
+    out.print(f"mutant {m['id']}: {m['operator']} ({m['cell']}) {m['status']}", markup=False)
+    out.print(f"site: {m['site']}", markup=False)
+    if m["percentage"] is not None:
+        out.print(f"gate percentage: {m['percentage']}", markup=False)
+    for key, value in sorted((m.get("search") or {}).items()):
+        out.print(f"{key}: {value}", markup=False)
+    for suite, v in sorted(m["verdicts"].items()):
+        what = "killed" if v["killed"] else "survived"
+        extra = f", classes {v['killed_classes']}" if v["killed_classes"] else ""
+        extra += f", inputs {v['killed_by'][:20]}" if v["killed_by"] else ""
+        out.print(f"{suite}: {what}{extra}", markup=False)
+    diff = qasm_diff(run, m["id"])
+    if diff:
+        out.print("\n".join(diff), markup=False, highlight=False)
+    else:
+        out.print("(no QASM diff: the mutant is not saved, or changes only preprocessing or readout)", markup=False)

@@ -1,0 +1,183 @@
+"""The mutation report as HTML: scores per suite and operator, sensitivity over the circuit, the kill
+matrix and every surviving mutant's QASM diff; built from a `qmltest.mutation/2` report and its run
+folder (for the QASM texts), never from live objects."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import numpy as np
+
+from qmltest.html import page, plots
+
+MAX_DIFFS = 200
+
+
+def moments(gates: list[list]) -> list[int]:
+    """ASAP time step of every gate of the circuit table [[name, qubits], ...]."""
+    free: dict[int, int] = {}
+    out = []
+    for _, qubits in gates:
+        t = max((free.get(q, 0) for q in qubits), default=0)
+        out.append(t)
+        for q in qubits:
+            free[q] = t + 1
+    return out
+
+
+def circuit_map(result: dict, suite: str, bins: int = 12) -> tuple[np.ndarray, list[str], list[str]]:
+    """Kill rate of the mutants touching each (qubit, depth bin) of the original circuit."""
+    gates = result["circuit"]["gates"]
+    n = result["circuit"]["num_qubits"]
+    t = moments(gates)
+    depth = max(t, default=0) + 1
+    bins = max(1, min(bins, depth))
+    killed, total = np.zeros((n, bins)), np.zeros((n, bins))
+    for m in result["mutants"]:
+        v = m["verdicts"].get(suite)
+        if v is None:
+            continue
+        cells = {(q, min(bins - 1, t[g] * bins // depth)) for g in m["touched"] if g < len(gates) for q in gates[g][1]}
+        for q, b in cells:
+            total[q, b] += 1
+            killed[q, b] += v["killed"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(total > 0, killed / np.where(total > 0, total, 1), np.nan)
+    cols = [f"{round(100 * b / bins)}-{round(100 * (b + 1) / bins)}%" for b in range(bins)]
+    return rate, [f"q{q}" for q in range(n)], cols
+
+
+def qasm_diff(run_dir: Path | None, mid: str) -> list[str] | None:
+    if run_dir is None:
+        return None
+    a, b = run_dir / "original" / "model.qasm", run_dir / "mutants" / mid / "model.qasm"
+    if not (a.exists() and b.exists()):
+        return None
+    return list(
+        difflib.unified_diff(a.read_text().splitlines(), b.read_text().splitlines(), "original", mid, n=1, lineterm="")
+    )
+
+
+def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
+    """Write folder/index.html and its plots (PNG + SVG)."""
+    folder = Path(folder)
+    meta = result["meta"]
+    opts = meta["options"]
+    sections: list[tuple[str, str]] = []
+    suites = result["suites"]
+    rows = [
+        [
+            n,
+            s["inputs"],
+            s["correctly_classified"],
+            s["scored_mutants"],
+            s["killed"],
+            page.pct(s["class_score"]),
+            page.pct(s["plain_score"]),
+            page.pct(s["null_control_kill_rate"]),
+        ]
+        for n, s in suites.items()
+    ]
+    summary = page.table(
+        [
+            "suite",
+            "inputs",
+            "correct",
+            "scored mutants",
+            "killed",
+            "class score (Eq. 4)",
+            "plain score",
+            "null control",
+        ],
+        rows,
+    )
+    if suites:
+        by_suite = {n: {"score": s["mutation_score"]} for n, s in suites.items()}
+        summary += page.image(
+            plots.bars(folder, "score-per-suite", by_suite, f"{meta['scoring']} mutation score", "%"), "score per suite"
+        )
+        per_op = {n: {op: r["mutation_score"] for op, r in s["per_operator"].items()} for n, s in suites.items()}
+        summary += page.image(
+            plots.bars(folder, "score-per-operator", per_op, "mutation score per operator", "%"), "score per operator"
+        )
+    sections.append(("Test suites", summary))
+    counts = result["operators"]
+    statuses = sorted({k for c in counts.values() for k in c})
+    sections.append(
+        (
+            "Mutants per operator",
+            page.table(["operator", *statuses], [[op, *(c.get(k, 0) for k in statuses)] for op, c in counts.items()]),
+        )
+    )
+    gen_cells = result["generation"].get("cells", {})
+    if opts["strategy"] == "search" and gen_cells:
+        cells, ops = list(gen_cells), sorted({op for c in gen_cells.values() for op in c})
+        html = ""
+        for key in ("KR", "NR"):
+            m = np.array(
+                [
+                    [
+                        gen_cells[c].get(op, {}).get(key) if gen_cells[c].get(op, {}).get(key) is not None else np.nan
+                        for op in ops
+                    ]
+                    for c in cells
+                ],
+                dtype=float,
+            )
+            html += page.image(
+                plots.heatmap(folder, f"{key.lower()}-cells", m, cells, ops, f"{key} per cell and operator", key), key
+            )
+        sections.append(("Sensitivity by cell (QuanForge RQ2)", html))
+    html = ""
+    for i, name in enumerate(suites):
+        rate, rws, cls = circuit_map(result, name)
+        html += page.image(
+            plots.heatmap(
+                folder,
+                f"circuit-kill-rate-{i}",
+                rate,
+                rws,
+                cls,
+                f"{name}: kill rate of mutants touching each qubit and depth",
+                "killed fraction",
+            ),
+            "circuit map",
+        )
+    if html:
+        sections.append(("Kill rate over the circuit", html))
+    km = result["kill_matrix"]
+    if km["mutants"]:
+        matrix = np.array(km["rows"], dtype=float).T
+        html = page.image(
+            plots.heatmap(
+                folder, "kill-matrix", matrix, km["suites"], km["mutants"], "kill matrix (suite x mutant)", "killed"
+            ),
+            "kill matrix",
+        )
+        html += (
+            "<details><summary>kill matrix as a table</summary>"
+            + page.table(["mutant", *km["suites"]], [[mid, *row] for mid, row in zip(km["mutants"], km["rows"])])
+            + "</details>"
+        )
+        sections.append(("Kill matrix", html))
+    survivors = [m for m in result["mutants"] if m["status"] == "survived"]
+    html = (
+        f"<p>{len(survivors)} surviving mutant(s)"
+        + (f"; the first {MAX_DIFFS} shown" if len(survivors) > MAX_DIFFS else "")
+        + ".</p>"
+    )
+    for m in survivors[:MAX_DIFFS]:
+        diff = qasm_diff(run_dir, m["id"])
+        body = (
+            page.diff_block(diff) if diff else "<p>(no QASM diff: the mutant changes the preprocessing or readout)</p>"
+        )
+        title = page.escape(f"{m['id']} {m['operator']} {m['site'][:120]}")
+        html += f"<details><summary>{title}</summary>{body}</details>"
+    sections.append(("Surviving mutants", html))
+    line = (
+        f"model {meta['model']} ({meta['model_sha256'][:12]}); {opts['suite']} operators, "
+        f"{opts['strategy']} generation, {meta['criterion']} killing, correction {meta['correction']}, "
+        f"{meta['scoring']} scoring; seed {meta['seed']}; qmltest {meta['versions']['qmltest']}"
+    )
+    return page.write(folder, "qmltest mutation report", line, sections)
