@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -44,6 +44,10 @@ quanforge-suites: install
 # Tables I and II of the efficient-QML mutation paper -> runs/bench/qml-mutation.{csv,md}.
 bench-qml-mutation: install
 	$(PY) benchmarks/qml_mutation.py
+
+# Wall time of a 285-mutant run at 1 and 2 workers (Dask), per-task overhead, efficiency.
+bench-parallel: install
+	$(PY) benchmarks/parallel.py 1 2
 
 # Attack success rates beside QCov Table 14.
 bench-attacks: install

@@ -18,6 +18,27 @@ from qmltest.errors import InputError, QmlTestError, SimulatorError
 from qmltest.report import write_text_atomic
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+PLACEMENT = ("--workers", "--cluster")
+COMMAND: list[str] = []
+"""The command line as typed (set by the console entry point; empty when called from Python)."""
+
+
+def command_line() -> list[str]:
+    """The recorded command line, without the options that only place work (--workers, --cluster):
+    they never change a result, so reports made at any worker count stay byte-identical."""
+    out, skip = [], False
+    for arg in COMMAND:
+        if skip:
+            skip = False
+            continue
+        if arg in PLACEMENT:
+            skip = True
+            continue
+        if arg.split("=", 1)[0] in PLACEMENT:
+            continue
+        out.append(arg)
+    return out
+
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)

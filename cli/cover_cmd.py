@@ -9,7 +9,7 @@ import typer
 from qmltest_cli.common import EXIT_GATE, err, handle_errors, out, write_output
 from rich.table import Table
 
-from qmltest import artifact, report
+from qmltest import artifact, parallel, report
 from qmltest.coverage import measure
 from qmltest.coverage.profile import Profile
 from qmltest.data import datasets
@@ -71,6 +71,8 @@ def cover(
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write per-state rows as CSV."),
     fail_under: list[str] = typer.Option(None, help="Exit 1 when a criterion is below P percent: ksc=40."),
+    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
+    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
@@ -90,10 +92,9 @@ def cover(
     rng = np.random.default_rng(seed)
     register = prof.meta.get("register", "readout")
     cfg = load_noise(noise) if noise else None
-    probs = [
-        (name, measure.estimate(model.probabilities(x, register=register, noise=cfg), n_shots, rng))
-        for name, x in parts
-    ]
+    where = parallel.plan(workers, cluster)
+    exact = [(name, model.probabilities(x, register=register, noise=cfg, where=where)) for name, x in parts]
+    probs = [(name, measure.estimate(p, n_shots, rng)) for name, p in exact]
     params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
     result = measure.cover(probs, prof, **params)
     result["meta"] = {
@@ -109,7 +110,7 @@ def cover(
     }
     if shots_sweep:
         counts = [parse_shots(s.strip()) for s in shots_sweep.split(",")]
-        suite_exact = np.concatenate([model.probabilities(x, register=register, noise=cfg) for _, x in parts])
+        suite_exact = np.concatenate([p for _, p in exact])
         result["shots_sweep"] = measure.shots_sweep(suite_exact, prof, [c for c in counts if c], seed, **params)
     write_output(json_out, report.to_json(result))
     if html_out is not None:

@@ -8,7 +8,7 @@ import typer
 from qmltest_cli.common import handle_errors, out, write_output
 from rich.table import Table
 
-from qmltest import artifact, report
+from qmltest import artifact, parallel, report
 from qmltest.data import datasets
 from qmltest.evaluate import evaluate as evaluate_model
 from qmltest.noise.config import load as load_noise
@@ -27,13 +27,15 @@ def evaluate(
     seed: int = typer.Option(0, help="Seed for shot sampling."),
     noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
+    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
+    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
 ) -> None:
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
     model = artifact.load(model_path, manifest)
     x, y = datasets.select(data, split, model.classes, limit, seed)
     cfg = load_noise(noise) if noise else None
-    result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg)
+    result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, parallel.plan(workers, cluster))
     result.update(data=data, split=split, model=str(model_path), versions=report.versions())
     write_output(json_out, report.to_json(result))
     if quiet or str(json_out) == "-":

@@ -9,7 +9,7 @@ from qmltest_cli.common import err, handle_errors, out, progress_bar, write_outp
 from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
-from qmltest import artifact, report
+from qmltest import artifact, parallel, report
 from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.profile import bounds as profile_bounds
 from qmltest.data import datasets
@@ -29,7 +29,7 @@ def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: in
 def fuzz(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
-    seeds: str = typer.Option("mnist:test", help="Initial seeds: name:split or a file."),
+    seeds: str = typer.Option("mnist:test", "--seeds", "--data", help="Initial seeds: name[:split] or a file."),
     per_class: int = typer.Option(50, help="Seeds per class."),
     guide: str = typer.Option("all", help="ksc, scc, tsc, random, or all (every guide on the same seeds)."),
     budget: int = typer.Option(2000, help="Mutants generated per guide."),
@@ -37,17 +37,29 @@ def fuzz(
     top_k: int = typer.Option(1, "--top-k", help="TSC top-k."),
     bounds: str = typer.Option("minmax", help="minmax, sigma or mad."),
     seed: int = typer.Option(0, help="Seed of every random choice."),
+    seeds_list: str = typer.Option(None, help="Several campaign seeds, e.g. 1,2,3: the mean TSR per guide."),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (failures, PNGs, per-guide JSON; resumable)."),
     json_out: Path = typer.Option(None, "--json", help="Write the comparison as JSON ('-' for stdout)."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="One row per guide."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
+    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
     guides = list(GUIDES) if guide == "all" else [guide]
     if any(g not in GUIDES for g in guides):
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
+    if budget < 1:
+        raise InputError(f"--budget must be at least 1, got {budget}")
+    where = parallel.plan(workers, cluster)
+    runs = None
+    if seeds_list:
+        try:
+            runs = sorted({int(v) for v in seeds_list.split(",") if v.strip()})
+        except ValueError:
+            raise InputError(f"--seeds-list must be comma-separated integers, got '{seeds_list}'") from None
     model = artifact.load(model_path, manifest)
     prof = load_profile(profile_path, model)
     x, y, shape = load_seeds(seeds, model, per_class, seed)
@@ -58,12 +70,38 @@ def fuzz(
     x, y = x[correct], y[correct]
     lo, hi = profile_bounds(prof, bounds)
     config = {"seeds": seeds, "per_class": per_class, "bounds": bounds, "dropped_misclassified_seeds": dropped}
-    with progress_bar("fuzzing", len(guides), quiet) as advance:
+    with progress_bar("fuzzing", len(guides) * len(runs or [seed]), quiet) as advance:
         result = campaign(
-            model, x, y, shape, Bounds(lo, hi), guides, budget, seed, out_dir, k, top_k, config, lambda g: advance(1)
+            model,
+            x,
+            y,
+            shape,
+            Bounds(lo, hi),
+            guides,
+            budget,
+            seed,
+            out_dir,
+            k,
+            top_k,
+            config,
+            lambda g: advance(1),
+            where=where,
+            seeds_list=runs,
         )
     timing = result.pop("timing")
     write_output(json_out, report.to_json(result))
+    if runs:
+        if out_dir:
+            report.write_text_atomic(out_dir / "report.json", report.to_json(result))
+        if not quiet and str(json_out) != "-":
+            t = Table(title=f"fuzzing {len(x)} seeds, budget {budget} per guide, campaign seeds {runs}")
+            for col in ("guide", *(f"TSR seed {s}" for s in runs), "mean TSR"):
+                t.add_column(col, justify="left" if col == "guide" else "right")
+            for g in guides:
+                per = [f"{100 * result['runs'][str(s)]['guides'][g]['tsr']:.1f}%" for s in runs]
+                t.add_row(g, *per, f"{100 * result['mean_tsr'][g]:.1f}%")
+            out.print(t)
+        return
     rows = [
         {
             "guide": g,

@@ -62,6 +62,11 @@ def main(
 
 def run() -> None:
     """Console-script entry point."""
+    import sys
+
+    from qmltest_cli import common
+
+    common.COMMAND[:] = ["qmltest", *sys.argv[1:]]
     app()
 
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import EXIT_GATE, err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.common import EXIT_GATE, command_line, err, handle_errors, out, progress_bar, write_output
 from qmltest_cli.config import with_config
 from rich.table import Table
 
-from qmltest import artifact, report
+from qmltest import artifact, parallel, report
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
@@ -96,6 +95,8 @@ def mutate(
     fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     config: Path = typer.Option(None, "--config", help="Run config TOML ([mutate] table); flags override it."),
+    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
+    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Mutation testing: one pipeline, any generation strategy with any kill criterion.
@@ -104,6 +105,7 @@ def mutate(
     qml / classic: every (directed) site, killed when a correctly classified input flips."""
     model = artifact.load(model_path, manifest)
     names = tuple(n.strip() for n in operators.split(",") if n.strip()) if operators else ()
+    where = parallel.plan(workers, cluster)
     settings = Settings(
         lb=lb, ub=ub, k_max=k_max, i=batch, alpha=alpha, effect=effect, tau_rse=tau_rse, tau_trivial=tau_trivial
     )
@@ -149,7 +151,7 @@ def mutate(
         out_dir = html_out / "run"
     with progress_bar("mutating", None, quiet) as advance:
         result, timing = pipeline.run(
-            model, suites, opts, ref, cells, out_dir, force, advance, cfg, command=["qmltest", *sys.argv[1:]]
+            model, suites, opts, ref, cells, out_dir, force, advance, cfg, command_line(), where
         )
     write_output(json_out, report.to_json(result))
     if csv_out:

@@ -8,7 +8,7 @@ import numpy as np
 import typer
 from qmltest_cli.common import handle_errors, out, write_output
 
-from qmltest import artifact, report
+from qmltest import artifact, parallel, report
 from qmltest.coverage import profile as profiling
 from qmltest.coverage.measure import estimate
 from qmltest.data import datasets
@@ -27,13 +27,17 @@ def profile(
     register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
+    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
+    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
     cfg = load_noise(noise) if noise else None
-    probs = estimate(model.probabilities(x, register=register, noise=cfg), shots, np.random.default_rng(seed))
+    where = parallel.plan(workers, cluster)
+    probs = model.probabilities(x, register=register, noise=cfg, where=where)
+    probs = estimate(probs, shots, np.random.default_rng(seed))
     prof = profiling.build(
         probs,
         model.sha256,

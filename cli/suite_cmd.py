@@ -10,7 +10,7 @@ import typer
 from qmltest_cli.common import handle_errors, out
 from rich.table import Table
 
-from qmltest import artifact, attacks, suites
+from qmltest import artifact, attacks, parallel, suites
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
@@ -102,8 +102,11 @@ def attack(
     epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
     seed: int = typer.Option(0),
     out_path: Path = typer.Option(..., "--out", help="NPZ of adversarial inputs."),
+    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
+    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
 ) -> None:
     """Attack correctly classified seeds; report the attack success rate (QCov Table 14)."""
+    where = parallel.plan(workers, cluster)
     model = artifact.load(model_path)
     ds, idx = _data(data, model)
     inside = idx[np.isin(ds.y[idx], model.classes)]
@@ -111,7 +114,7 @@ def attack(
     x, labels = ds.x[inside][chosen], ds.y[inside][chosen]
     y = label_indices(model, labels)
     low, high = float(min(0.0, ds.x.min())), float(ds.x.max())
-    adv = attacks.attack(model, x, y, method, epsilon, low, high, np.random.default_rng(seed), shots)
+    adv = attacks.attack_inputs(model, x, y, method, epsilon, low, high, seed, shots, where)
     asr = attacks.success_rate(model, x, adv, y)
     params = {"data": data, "per_class": per_class, "method": method, "epsilon": epsilon, "asr": asr, "shots": shots}
     suites.save(out_path, adv, labels, inside[chosen], f"attack-{method}", params, model.sha256, seed)

@@ -7,12 +7,15 @@ and the manifest's linear preprocessing to the raw features. L is the cross-entr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from qmltest import readout
+from qmltest import parallel, readout
 from qmltest.artifact import Model
 from qmltest.data.preprocess import preprocess, vjp
-from qmltest.errors import InputError
+from qmltest.errors import InputError, QmlTestError
+from qmltest.mutation.evaluate import seed_of
 from qmltest.simulate import engine, statevector
 from qmltest.zoo.train import loss_and_lambda
 
@@ -176,6 +179,51 @@ def attack(
     if method == "random":
         return np.clip(x + rng.uniform(-epsilon * span, epsilon * span, x.shape), low, high)
     raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")
+
+
+CHUNK = 16
+"""Inputs per attack task: fixed, so the random choices (seeded per chunk) never depend on the worker count."""
+
+
+@dataclass(frozen=True)
+class AttackShared:
+    model: Model
+    method: str
+    epsilon: float
+    low: float
+    high: float
+    seed: int
+    shots: int | None
+
+
+def _attack_task(shared: AttackShared, item: tuple[int, np.ndarray, np.ndarray]) -> np.ndarray:
+    start, x, y = item
+    rng = np.random.default_rng(seed_of(shared.seed, "attack", shared.method, start))
+    return attack(shared.model, x, y, shared.method, shared.epsilon, shared.low, shared.high, rng, shared.shots)
+
+
+def attack_inputs(
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    method: str,
+    epsilon: float,
+    low: float,
+    high: float,
+    seed: int,
+    shots: int | None = None,
+    where: parallel.Plan | None = None,
+) -> np.ndarray:
+    """`attack` over fixed chunks of CHUNK inputs (tasks for `where`), each chunk seeded by its start."""
+    if method not in METHODS:
+        raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")
+    items = [(i, x[i : i + CHUNK], y[i : i + CHUNK]) for i in range(0, len(x), CHUNK)]
+    shared = AttackShared(model, method, epsilon, low, high, seed, shots)
+    parts = parallel.run_tasks(_attack_task, shared, items, where)
+    for part in parts:
+        if isinstance(part, parallel.TaskError):
+            raise QmlTestError(f"attack {method} failed: {part.message}")
+    return np.concatenate(parts) if parts else x.copy()
 
 
 def success_rate(model: Model, x: np.ndarray, x_adv: np.ndarray, y: np.ndarray) -> float:

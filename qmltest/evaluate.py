@@ -26,10 +26,11 @@ def evaluate(
     seed: int = 0,
     backend: str = "numpy",
     noise: object = None,
+    where: object = None,
 ) -> dict:
     """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts."""
     y = label_indices(model, labels)
-    probs = model.probabilities(x, backend, noise=noise)
+    probs = model.probabilities(x, backend, noise=noise, where=where)
     if shots is None:
         pred = model.predict(probs)
     else:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from qmltest import report
+from qmltest import parallel, report
 from qmltest.artifact import Model
 from qmltest.coverage.criteria import Bounds
+from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, fuzz
 from qmltest.mutation.evaluate import seed_of
@@ -57,6 +59,38 @@ def save_outcome(out: Path, outcome: Outcome, seeds_x: np.ndarray, image_shape, 
     return summary
 
 
+@dataclass(frozen=True)
+class FuzzShared:
+    """What every fuzzing task needs (scattered to workers once)."""
+
+    model: Model
+    seeds: tuple
+    bounds: Bounds
+    mutator: object
+    budget: int
+    k: int
+    top_k: int
+    register: str
+
+
+def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
+    """One guide under one campaign seed: pure, its randomness seeded by (seed, guide)."""
+    guide, seed = item
+    rng = np.random.default_rng(seed_of(seed, "fuzz", guide))
+    return fuzz(
+        shared.model,
+        list(shared.seeds),
+        shared.bounds,
+        shared.mutator,
+        guide,
+        shared.budget,
+        rng,  # type: ignore[arg-type]
+        shared.k,
+        shared.top_k,
+        register=shared.register,
+    )
+
+
 def campaign(
     model: Model,
     x: np.ndarray,
@@ -72,35 +106,79 @@ def campaign(
     config: dict | None = None,
     progress=None,
     register: str = "all",
+    where: parallel.Plan | None = None,
+    seeds_list: list[int] | None = None,
 ) -> dict:
-    """Run the guides; returns the report, whose 'timing' entry the caller prints but does not save."""
+    """Run the guides (under each seed of `seeds_list`, or `seed`); the report's 'timing' entry is
+    for the caller to print, not to save. Guides x seeds are independent tasks (`where`)."""
     mutator = mutators.for_data(x, image_shape)
-    seeds = [mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x))]
-    config = dict(
-        config or {}, budget=budget, seed=seed, k=k, top_k=top_k, model=model.sha256, seeds=len(x), register=register
-    )
-    results, timings = {}, {}
-    for guide in guides:
-        cached = out / f"{guide}.json" if out else None
-        if cached and cached.exists():
-            data = json.loads(cached.read_text())
-            if data.get("config_hash") == config_hash(config):
-                results[guide] = data
-                timing = out / f"{guide}.timing.json"  # type: ignore[operator]
-                timings[guide] = json.loads(timing.read_text()) if timing.exists() else {}
-                continue
-        rng = np.random.default_rng(seed_of(seed, "fuzz", guide))
-        outcome = fuzz(model, seeds, bounds, mutator, guide, budget, rng, k, top_k, register=register)
-        if out:
-            out.mkdir(parents=True, exist_ok=True)
-            results[guide] = save_outcome(out, outcome, x, image_shape, mutator, config)
+    seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))
+    runs = seeds_list or [seed]
+    folders = {s: (None if out is None else (out if not seeds_list else out / f"seed-{s}")) for s in runs}
+    configs = {
+        s: dict(
+            config or {}, budget=budget, seed=s, k=k, top_k=top_k, model=model.sha256, seeds=len(x), register=register
+        )
+        for s in runs
+    }
+    results: dict[int, dict] = {s: {} for s in runs}
+    timings: dict[int, dict] = {s: {} for s in runs}
+    todo = []
+    for s in runs:
+        for guide in guides:
+            folder = folders[s]
+            cached = folder / f"{guide}.json" if folder else None
+            if cached and cached.exists():
+                data = _read_guide(cached)
+                if data.get("config_hash") == config_hash(configs[s]):
+                    results[s][guide] = data
+                    timing = folder / f"{guide}.timing.json"  # type: ignore[operator]
+                    timings[s][guide] = json.loads(timing.read_text()) if timing.exists() else {}
+                    continue
+            todo.append((guide, s))
+
+    def done(index: int, outcome: object) -> None:
+        guide, s = todo[index]
+        if isinstance(outcome, parallel.TaskError):
+            raise QmlTestError(f"fuzzing with guide {guide} (seed {s}) failed: {outcome.message}")
+        folder = folders[s]
+        if folder:
+            folder.mkdir(parents=True, exist_ok=True)
+            results[s][guide] = save_outcome(folder, outcome, x, image_shape, mutator, configs[s])  # type: ignore[arg-type]
         else:
-            results[guide] = dict(outcome.summary(), coverage_trace=outcome.coverage_trace)
-        timings[guide] = outcome.timing()
+            results[s][guide] = dict(outcome.summary(), coverage_trace=outcome.coverage_trace)  # type: ignore[attr-defined]
+        timings[s][guide] = outcome.timing()  # type: ignore[attr-defined]
         if progress:
             progress(guide)
+
+    shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register)
+    parallel.run_tasks(_fuzz_task, shared, todo, where, done)
+    reports = {s: _report(model, s, configs[s], {g: results[s][g] for g in guides}) for s in runs}
+    if not seeds_list:
+        return dict(reports[seed], timing=timings[seed])
+    mean = {g: float(np.mean([reports[s]["guides"][g]["tsr"] for s in runs])) for g in guides}
     return {
-        "timing": timings,
+        "timing": {str(s): timings[s] for s in runs},
+        "meta": {"format": FORMAT, "model_sha256": model.sha256, "seeds": runs, "versions": report.versions()},
+        "config": dict(config or {}, budget=budget, k=k, top_k=top_k, register=register, seeds=len(x)),
+        "mean_tsr": mean,
+        "runs": {str(s): {key: r[key] for key in ("guides", "coverage_traces")} for s, r in reports.items()},
+    }
+
+
+def _read_guide(path: Path) -> dict:
+    """A finished guide's JSON, or a clear error when the run folder is damaged."""
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(f"{path}: this run folder is damaged (not JSON): use another --out or delete it") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: this run folder is damaged (not an object): use another --out or delete it")
+    return data
+
+
+def _report(model: Model, seed: int, config: dict, results: dict) -> dict:
+    return {
         "meta": {"format": FORMAT, "model_sha256": model.sha256, "seed": seed, "versions": report.versions()},
         "config": config,
         "guides": {g: {k2: v for k2, v in r.items() if k2 != "coverage_trace"} for g, r in results.items()},

@@ -26,14 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import artifact, report
+from qmltest import artifact, parallel, report
 from qmltest.artifact import Model
-from qmltest.errors import InputError
+from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import criteria, sites, stats
 from qmltest.mutation import operators as qf_ops
 from qmltest.mutation.evaluate import Data, Evaluator, seed_of
 from qmltest.mutation.generate import Generator, Mutant, Settings, Step
 from qmltest.mutation.scope import Scope
+from qmltest.parallel import TaskError
 
 FORMAT = "qmltest.mutation/2"
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
@@ -220,48 +221,60 @@ def generate_search(
     evaluator: Evaluator,
     folder: RunFolder,
     progress: Callable[[int], None],
+    where: parallel.Plan | None = None,
 ) -> tuple[list[Candidate], dict]:
-    """QuanForge Algorithm 1 per cell and operator; effective mutants become scored candidates."""
+    """QuanForge Algorithm 1 per cell and operator (one task each); effective mutants are scored."""
     names = list(opts.operators) or list(qf_ops.QUANFORGE)
-    op_list = [qf_ops.get(n, distribution=opts.distribution, scale=opts.scale) for n in names]
+    for n in names:
+        qf_ops.get(n)  # unknown names fail here, not in a worker
     records = {k: v for k, v in folder.records.items() if "percentage" in v}
 
     def on_mutant(m: Mutant) -> None:
         folder.save_model(m.id, m.model if m.status in ("ok", "equivalent") else None)
         folder.append(m.record())
 
-    gen = Generator(original, reference, evaluator, opts.settings, opts.seed, records, on_mutant)
-    table: dict[str, dict] = {}
+    items = [(cell, op) for cell in cells for op in names]
+    shared = SearchShared(original, reference, evaluator, opts, records)
+
+    def done(_: int, result: object) -> None:
+        if isinstance(result, TaskError):
+            return
+        for m in sorted(result[1], key=lambda m: m.id):  # type: ignore[index]
+            if m.id not in records:
+                on_mutant(m)
+        progress(1)
+
+    results = parallel.run_tasks(_search_task, shared, items, where, done)
+    table: dict[str, dict] = {cell.name: {} for cell in cells}
     cands: dict[str, Candidate] = {}
-    for cell in cells:
-        table[cell.name] = {}
-        for op in op_list:
-            effective, generated, log = gen.run(op, cell.scope, cell.name)
-            table[cell.name][op.name] = _search_summary(effective, generated, log)
-            chosen = {m.id for m in effective}  # Algorithm 1's effective set, not every killable mutant
-            for m in sorted(generated, key=lambda m: m.id):
-                if m.id in cands:
-                    if m.id in chosen and cands[m.id].status == "not-effective":
-                        cands[m.id].status = "scored"
-                    continue
-                status = "scored" if m.id in chosen else ("not-effective" if m.status == "ok" else m.status)
-                cands[m.id] = Candidate(
-                    m.id,
-                    m.operator,
-                    cell.name,
-                    "; ".join(m.notes),
-                    m.model if m.status != "incompetent" else None,
-                    status,
-                    round(m.percentage, 6),
-                    {
-                        "mean_accuracy": _finite(round(m.mean_accuracy, 6)) if m.accuracies is not None else None,
-                        "p_value": _finite(m.p_value),
-                        "effect_size": _finite(m.effect_size),
-                        "killable": m.killable,
-                        "nontrivial": m.nontrivial,
-                    },
-                )
-            progress(1)
+    for (cell, name), result in zip(items, results):
+        if isinstance(result, TaskError):
+            raise QmlTestError(f"the search for {name} in cell '{cell.name}' failed: {result.message}")
+        effective, generated, log = result
+        table[cell.name][name] = _search_summary(effective, generated, log)
+        chosen = {m.id for m in effective}  # Algorithm 1's effective set, not every killable mutant
+        for m in sorted(generated, key=lambda m: m.id):
+            if m.id in cands:
+                if m.id in chosen and cands[m.id].status == "not-effective":
+                    cands[m.id].status = "scored"
+                continue
+            status = "scored" if m.id in chosen else ("not-effective" if m.status == "ok" else m.status)
+            cands[m.id] = Candidate(
+                m.id,
+                m.operator,
+                cell.name,
+                "; ".join(m.notes),
+                m.model if not m.status.startswith("incompetent") else None,
+                status,
+                round(m.percentage, 6),
+                {
+                    "mean_accuracy": _finite(round(m.mean_accuracy, 6)) if m.accuracies is not None else None,
+                    "p_value": _finite(m.p_value),
+                    "effect_size": _finite(m.effect_size),
+                    "killable": m.killable,
+                    "nontrivial": m.nontrivial,
+                },
+            )
     generation = {
         "reference": {
             "name": reference.name,
@@ -271,6 +284,44 @@ def generate_search(
         "cells": table,
     }
     return [cands[k] for k in sorted(cands)], generation
+
+
+@dataclass(frozen=True)
+class SearchShared:
+    """What every search task needs (scattered to workers once)."""
+
+    original: Model
+    reference: Data
+    evaluator: Evaluator
+    opts: Options
+    records: dict[str, dict]
+
+
+def _search_task(shared: SearchShared, item: tuple[Cell, str]) -> tuple[list[Mutant], list[Mutant], list[Step]]:
+    """Algorithm 1 for one (cell, operator): pure, seeded by content; finished mutants come from records."""
+    cell, name = item
+    o = shared.opts
+    gen = Generator(shared.original, shared.reference, shared.evaluator, o.settings, o.seed, shared.records)
+    return gen.run(qf_ops.get(name, distribution=o.distribution, scale=o.scale), cell.scope, cell.name)
+
+
+@dataclass(frozen=True)
+class EvalShared:
+    """What every evaluation task needs (scattered to workers once)."""
+
+    evaluator: Evaluator
+    suites: tuple[Data, ...]
+    masks: dict[str, np.ndarray]
+    opts: Options
+
+
+def _evaluate_task(shared: EvalShared, cand: Candidate) -> dict[str, dict]:
+    """Evidence of one candidate on the suites it has none for yet."""
+    return {
+        s.name: evidence_for(cand, s, shared.masks[s.name], shared.evaluator, shared.opts)
+        for s in shared.suites
+        if s.name not in cand.evidence
+    }
 
 
 def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[Step]) -> dict:
@@ -350,14 +401,20 @@ def evidence_for(cand: Candidate, suite: Data, correct: np.ndarray, evaluator: E
     }
 
 
-def null_evidence(original: Model, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:
-    """Identical copies of the original, judged like mutants: the rate at which nothing is 'killed'."""
-    copy = Candidate("", "null", "", "", original, "scored")
-    out = {}
-    for r in range(NULL_COPIES):
-        ev = evidence_for(replace(copy, id=f"null{r:02d}"), suite, correct, evaluator, opts)
-        ev.pop("status")
-        out[f"null{r:02d}"] = ev
+def null_copies(original: Model) -> list[Candidate]:
+    """NULL_COPIES identical copies of the original, evaluated like mutants (the null control)."""
+    return [Candidate(f"null{r:02d}", "null", "", "", original, "scored") for r in range(NULL_COPIES)]
+
+
+def null_evidence(copies: list[Candidate], results: list[object], suites: list[Data]) -> dict[str, dict]:
+    """Per suite, the evidence of every identical copy: the rate at which such copies are 'killed'
+    is the criterion's false-kill rate."""
+    out: dict[str, dict] = {s.name: {} for s in suites}
+    for copy, result in zip(copies, results):
+        if isinstance(result, TaskError):
+            raise QmlTestError(f"the null control failed: {result.message}")
+        for name, ev in result.items():  # type: ignore[attr-defined]
+            out[name][copy.id] = {k: v for k, v in ev.items() if k != "status"}
     return out
 
 
@@ -372,8 +429,30 @@ def run(
     progress: Callable[[int], None] | None = None,
     noise: object = None,
     command: list[str] | None = None,
+    where: parallel.Plan | None = None,
 ) -> tuple[dict, dict]:
-    """Generate, evaluate and report. Returns (report, timing); timing stays out of the report."""
+    """Generate, evaluate and report. Returns (report, timing); timing stays out of the report.
+
+    `where` places the tasks (in-process by default, or Dask, one session for every task round);
+    the report does not depend on it.
+    """
+    with parallel.session(where):
+        return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where)
+
+
+def _run(
+    original: Model,
+    suites: list[Data],
+    opts: Options,
+    reference: Data | None,
+    cells: list[Cell] | None,
+    out: Path | None,
+    fresh: bool,
+    progress: Callable[[int], None] | None,
+    noise: object,
+    command: list[str] | None,
+    where: parallel.Plan | None,
+) -> tuple[dict, dict]:
     opts = opts.resolved()
     tick = progress or (lambda k=1: None)
     if not suites:
@@ -395,9 +474,8 @@ def run(
     folder = RunFolder(out, fresh, fingerprint, original)
     started = time.perf_counter()
     if opts.strategy == "search":
-        cands, generation = generate_search(
-            original, reference, cells or [Cell("all", Scope())], opts, evaluator, folder, tick
-        )  # type: ignore[arg-type]
+        cells = cells or [Cell("all", Scope())]
+        cands, generation = generate_search(original, reference, cells, opts, evaluator, folder, tick, where)  # type: ignore[arg-type]
         gen_seconds = time.perf_counter() - started
     else:
         if cells and [c.name for c in cells] != ["all"]:
@@ -405,21 +483,38 @@ def run(
         cands, generation, gen_seconds = generate_sites(original, opts, tick)
     eval_started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
+    pending = []
     for cand in cands:
         rec = folder.records.get(cand.id, {})
         cand.evidence = dict(rec.get("suites", {}))
         if cand.model is not None:
             cand.touched = touched_gates(original, cand.model)
-        if cand.status != "scored":
-            continue
-        todo = [s for s in suites if s.name not in cand.evidence]
-        for s in todo:
-            cand.evidence[s.name] = evidence_for(cand, s, masks[s.name], evaluator, opts)
-        if todo or "suites" not in rec:
-            folder.save_model(cand.id, cand.model)
-            folder.append({"id": cand.id, "site": cand.site, "operator": cand.operator, "suites": cand.evidence})
+        if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
+            pending.append(cand)
+
+    def evaluated(index: int, result: object) -> None:
+        cand = pending[index]
+        if isinstance(result, TaskError):  # failed twice: reported as errored, the run goes on
+            cand.evidence.update({s.name: {"status": f"incompetent: errored: {result.message}"} for s in suites})
+        else:
+            cand.evidence.update(result)  # type: ignore[arg-type]
+        folder.save_model(cand.id, cand.model)
+        folder.append({"id": cand.id, "site": cand.site, "operator": cand.operator, "suites": cand.evidence})
         tick(1)
-    nulls = {s.name: null_evidence(original, s, masks[s.name], evaluator, opts) for s in suites}
+
+    shared = EvalShared(evaluator, tuple(suites), masks, opts)
+    copies = null_copies(original)
+    null_results: dict[int, object] = {}
+
+    def finished(index: int, result: object) -> None:  # mutants and null copies share one task round
+        if index < len(pending):
+            evaluated(index, result)
+        else:
+            null_results[index - len(pending)] = result
+
+    items = [replace(c, evidence=dict(c.evidence)) for c in pending] + copies
+    parallel.run_tasks(_evaluate_task, shared, items, where, finished)
+    nulls = null_evidence(copies, [null_results[i] for i in range(len(copies))], suites)
     eval_seconds = time.perf_counter() - eval_started
     rows = [candidate_row(c) for c in cands]
     data = {

@@ -1,0 +1,80 @@
+"""Scale-out: wall time of one fixed mutate run at 1 and 2 workers, the per-task overhead, efficiency.
+
+The run: the directed QML suite on the shipped MNIST 0/1 QCL model (285 mutants, 8 qubits), test
+suite mnist:test 50 per class, 1000 shots, statistical evidence and majority verdicts, plus the
+null control. The baseline is the same pipeline in one process (`--workers 1`, no Dask import), the
+way a user runs it today. Dask runs a LocalCluster of single-threaded worker processes; its start-up
+is timed apart. Efficiency = t1 / (k * tk) over the mutate call alone. Usage:
+    python benchmarks/parallel.py [WORKERS ...]        (default: 1 2)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from qmltest import artifact, parallel
+from qmltest.data import datasets
+from qmltest.evaluate import label_indices
+from qmltest.mutation import pipeline
+from qmltest.mutation.evaluate import Data
+
+MODEL = "data/models/qcl-mnist01"
+
+
+def _noop(shared: object, item: int) -> int:
+    return item
+
+
+def overhead_per_task(where: parallel.Plan, n: int = 400) -> float:
+    """Seconds of Dask overhead per task: n empty tasks, one item each, on a running cluster."""
+    with parallel.client(where) as c:
+        c.submit(_noop, None, 0).result()  # warm
+        start = time.perf_counter()
+        futures = [c.submit(parallel._batch, _noop, None, [(i, i)], pure=False) for i in range(n)]
+        c.gather(futures)
+        return (time.perf_counter() - start) / n
+
+
+def main(counts: list[int]) -> None:
+    model = artifact.load(MODEL)
+    x, y = datasets.select("mnist:test", "test", model.classes, 50, 0)
+    suite = Data("mnist:test[50]", model.encode(x), label_indices(model, y), x)
+    opts = pipeline.Options(suite="qml", shots=1000, seed=0)
+    times, startup, reports = {}, {}, {}
+    for k in counts:
+        where = parallel.plan(k)
+        start = time.perf_counter()
+        with parallel.session(where):  # a cluster already up, as with --cluster; its start-up timed apart
+            startup[k] = time.perf_counter() - start
+            start = time.perf_counter()
+            result, timing = pipeline.run(model, [suite], opts, where=where)
+            times[k] = time.perf_counter() - start
+        reports[k] = result
+        print(
+            f"workers {k}: {len(result['mutants'])} mutants in {times[k]:.2f} s "
+            f"+ {startup[k]:.2f} s cluster start-up; eval {1e3 * timing['eval_seconds_per_mutant']:.2f} ms "
+            f"per mutant; generation {timing['generation_seconds']:.2f} s (in the client)"
+        )
+    base = reports[counts[0]]
+    assert all(r == base for r in reports.values()), "reports differ across worker counts"
+    print("reports identical at every worker count")
+    t1 = times.get(1)
+    for k in counts:
+        if k > 1 and t1:
+            print(
+                f"  efficiency at {k} workers: t1 / (k tk) = {t1 / (k * times[k]):.2f} on a running cluster "
+                f"(speed-up {t1 / times[k]:.2f}x); {t1 / (k * (times[k] + startup[k])):.2f} counting the "
+                "local cluster's start-up"
+            )
+    per_task = overhead_per_task(parallel.plan(2))
+    per_item = t1 / max(len(base["mutants"]) + pipeline.NULL_COPIES, 1) if t1 else float("nan")
+    batch = max(1, -(-len(base["mutants"]) // 8))
+    print(
+        f"Dask overhead per task: {1e3 * per_task:.2f} ms; work per mutant {1e3 * per_item:.2f} ms; "
+        f"batches of {batch} mutants -> overhead {100 * per_task / (batch * per_item):.2f}% of the work"
+    )
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [1, 2])

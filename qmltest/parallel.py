@@ -1,0 +1,191 @@
+"""The executor layer: run pure, picklable tasks in-process or on Dask, with the same results.
+
+Runners call ``run_tasks(fn, shared, items, ...)``: `fn(shared, item)` must be a module-level
+function whose result depends only on its arguments (every random choice seeded from the item's
+content), so the worker count never changes a result. `shared` (models, data) goes to every worker
+once (scattered, broadcast), not once per task; items are grouped into batches so that Dask's
+per-task overhead (about 1 ms) stays small against the work. Results come back through `on_result`
+as they finish (for append-only logs), and are returned in item order.
+
+``workers=1`` and no cluster runs in this process with no Dask import at all. Otherwise a local
+Dask cluster of `workers` single-threaded processes is started, or an existing cluster is used by
+address. A worker that dies is retried by Dask; an item whose task raises is retried once, then
+reported as ``TaskError`` (the runner records it as errored) instead of ending the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from qmltest.errors import InputError
+
+RETRIES = 1
+
+
+@dataclass(frozen=True)
+class TaskError:
+    """An item whose task failed on every try: the runner reports it, the run goes on."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where tasks run: in-process (workers=1, no cluster), a local Dask cluster, or an address."""
+
+    workers: int = 1
+    cluster: str | None = None
+    batch: int | None = None  # items per task; None: about 4 tasks per worker
+
+    @property
+    def local(self) -> bool:
+        return self.workers == 1 and not self.cluster
+
+
+def plan(workers: int | None = 1, cluster: str | None = None, batch: int | None = None) -> Plan:
+    """A validated plan (the CLI's --workers / --cluster)."""
+    workers = 1 if workers is None else workers
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+    if workers > 4096:
+        raise InputError(f"--workers {workers} is more than 4096")
+    if cluster is not None and not cluster.strip():
+        raise InputError("--cluster needs a scheduler address, e.g. tcp://scheduler:8786")
+    if batch is not None and batch < 1:
+        raise InputError(f"batch must be at least 1, got {batch}")
+    return Plan(workers, cluster, batch)
+
+
+def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    try:
+        return fn(shared, item)
+    except Exception as exc:  # reported per item: one bad mutant does not end a run of thousands
+        return TaskError(f"{type(exc).__name__}: {exc}")
+
+
+def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """Run one batch on a worker; an item that fails is tried once more before it is reported."""
+    out = []
+    for index, item in batch:
+        result = _call(fn, shared, item)
+        for _ in range(RETRIES):
+            if not isinstance(result, TaskError):
+                break
+            result = _call(fn, shared, item)
+        out.append((index, result))
+    return out
+
+
+def run_tasks(
+    fn: Callable[[Any, Any], Any],
+    shared: Any,
+    items: Sequence[Any],
+    where: Plan | None = None,
+    on_result: Callable[[int, Any], None] | None = None,
+) -> list[Any]:
+    """fn(shared, item) for every item; results in item order (TaskError for items that failed)."""
+    where = where or Plan()
+    results: list[Any] = [None] * len(items)
+
+    def done(index: int, result: Any) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+
+    if not items:
+        return results
+    if where.local:
+        for i, item in enumerate(items):
+            done(i, _batch(fn, shared, [(i, item)])[0][1])
+        return results
+    with _reuse_or_start(where) as dask_client:
+        from distributed import as_completed
+
+        n_workers = max(1, len(dask_client.scheduler_info().get("workers", {})) or where.workers)
+        size = where.batch or max(1, -(-len(items) // (4 * n_workers)))
+        indexed = list(enumerate(items))
+        batches = [indexed[i : i + size] for i in range(0, len(indexed), size)]
+        remote = dask_client.scatter(shared, broadcast=True, hash=False)
+        futures = {
+            dask_client.submit(_batch, fn, remote, b, pure=False, retries=RETRIES + 1): k for k, b in enumerate(batches)
+        }
+        for future in as_completed(list(futures)):
+            try:
+                pairs = future.result()
+            except Exception as exc:  # the batch failed on every worker it was retried on
+                lost = f"worker lost: {type(exc).__name__}: {exc}"
+                pairs = [(i, TaskError(lost)) for i, _ in batches[futures[future]]]
+            for index, result in pairs:
+                done(index, result)
+    return results
+
+
+_SESSIONS: dict[Plan, Any] = {}
+
+
+@contextmanager
+def session(where: Plan | None) -> Iterator[None]:
+    """Keep one Dask client (and local cluster) for every `run_tasks` inside the block.
+
+    A run makes several task rounds (search, evaluation, null control); without a session each
+    would start its own cluster (seconds each).
+    """
+    if where is None or where.local or where in _SESSIONS:
+        yield
+        return
+    with client(where) as c:
+        _SESSIONS[where] = c
+        try:
+            yield
+        finally:
+            _SESSIONS.pop(where, None)
+
+
+@contextmanager
+def _reuse_or_start(where: Plan) -> Iterator[Any]:
+    if where in _SESSIONS:
+        yield _SESSIONS[where]
+        return
+    with client(where) as c:
+        yield c
+
+
+@contextmanager
+def client(where: Plan) -> Iterator[Any]:
+    """A Dask client: the given cluster, or a local one of single-threaded worker processes."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - dask[distributed] is a dependency
+        raise InputError("--workers/--cluster need dask[distributed]: pip install 'dask[distributed]'") from None
+    if where.cluster:
+        try:
+            c = Client(where.cluster, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"--cluster {where.cluster}: cannot connect ({exc})") from None
+        try:
+            yield c
+        finally:
+            c.close()
+        return
+    import dask.config
+
+    # One BLAS thread per worker, and no MALLOC_TRIM_THRESHOLD_: Dask's default (65536) turns off
+    # glibc's dynamic mmap threshold, so every numpy temporary over 128 KiB is mmap'ed and faulted
+    # in again; measured here it made a worker's state-vector updates 4-10x slower than in-process.
+    environ = {"OMP_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1, "MKL_NUM_THREADS": 1}
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = LocalCluster(
+                n_workers=where.workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+            )
+    except Exception as exc:
+        raise InputError(f"cannot start a local Dask cluster of {where.workers} workers: {exc}") from None
+    c = Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()

@@ -1,0 +1,196 @@
+"""Scale-out on Dask: the same answer on 1 or 2 workers, a killed worker, a failing task, a killed client.
+
+Each Dask test starts a LocalCluster of two single-threaded worker processes (a few seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qmltest_cli.main import app
+from typer.testing import CliRunner
+
+from qmltest import parallel
+from qmltest.errors import InputError
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = str(ROOT / "data/models/zfm-ra-iris")
+
+
+def _square(shared: dict, item: int) -> float:
+    return float(np.sqrt(item * shared["scale"]))
+
+
+def _dies_once(shared: dict, item: int) -> int:
+    """Kills its worker process the first time it meets item 5 (a marker file remembers)."""
+    marker = Path(shared["marker"])
+    if item == 5 and not marker.exists():
+        marker.write_text("killed")
+        os._exit(1)
+    return item * item
+
+
+def _fails_on_three(shared: dict, item: int) -> int:
+    if item == 3:
+        raise ValueError("bad item")
+    return item
+
+
+def test_in_process_and_dask_give_the_same_results_in_order() -> None:
+    items = list(range(40))
+    local = parallel.run_tasks(_square, {"scale": 3}, items)
+    seen: list[int] = []
+    dask = parallel.run_tasks(_square, {"scale": 3}, items, parallel.plan(2), lambda i, r: seen.append(i))
+    assert local == dask == [float(np.sqrt(3 * i)) for i in items]
+    assert sorted(seen) == items  # every result streamed back once
+
+
+def test_a_killed_worker_is_retried_and_the_run_finishes(tmp_path) -> None:
+    shared = {"marker": str(tmp_path / "marker")}
+    out = parallel.run_tasks(_dies_once, shared, list(range(12)), parallel.plan(2, batch=2))
+    assert (tmp_path / "marker").exists()  # a worker really died
+    assert out == [i * i for i in range(12)]
+
+
+def test_a_task_that_fails_twice_is_reported_not_raised() -> None:
+    for where in (parallel.plan(1), parallel.plan(2)):
+        out = parallel.run_tasks(_fails_on_three, None, [1, 2, 3, 4], where)
+        assert out[:2] == [1, 2] and out[3] == 4
+        assert isinstance(out[2], parallel.TaskError) and "bad item" in out[2].message
+
+
+def test_bad_plans_are_input_errors() -> None:
+    with pytest.raises(InputError, match="--workers"):
+        parallel.plan(0)
+    with pytest.raises(InputError, match="--cluster"):
+        parallel.plan(2, " ")
+
+
+def _cli(args: list[str]) -> None:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--suite", "qml", "--operators", "APC,ALD,DFC"],
+        [
+            "--operators",
+            "PSF,RGD",
+            "--reference",
+            "iris:train",
+            "--reference-per-class",
+            "20",
+            "--repeats",
+            "10",
+            "--k-max",
+            "3",
+            "--batch",
+            "4",
+        ],
+    ],
+    ids=["qml", "quanforge"],
+)
+def test_mutate_reports_are_byte_identical_at_1_and_2_workers(tmp_path, extra) -> None:
+    base = ["mutate", MODEL, *extra, "--test", "iris:test", "--shots", "200", "--seed", "4", "-q"]
+    _cli(base + ["--json", str(tmp_path / "w1.json"), "--out", str(tmp_path / "r1")])
+    _cli(base + ["--json", str(tmp_path / "w2.json"), "--out", str(tmp_path / "r2"), "--workers", "2"])
+    assert (tmp_path / "w1.json").read_bytes() == (tmp_path / "w2.json").read_bytes()
+    assert (tmp_path / "r1/report.json").read_bytes() == (tmp_path / "r2/report.json").read_bytes()
+
+
+def test_fuzz_and_attack_are_byte_identical_at_1_and_2_workers(tmp_path) -> None:
+    prof = tmp_path / "p.json"
+    _cli(["profile", MODEL, "--data", "iris:train", "--out", str(prof), "-q"])
+    base = [
+        "fuzz",
+        MODEL,
+        "--profile",
+        str(prof),
+        "--data",
+        "iris:test",
+        "--per-class",
+        "5",
+        "--guide",
+        "all",
+        "--budget",
+        "60",
+        "--k",
+        "10",
+        "--seeds-list",
+        "1,2",
+        "-q",
+    ]
+    _cli(base + ["--json", str(tmp_path / "f1.json")])
+    _cli(base + ["--json", str(tmp_path / "f2.json"), "--workers", "2"])
+    assert (tmp_path / "f1.json").read_bytes() == (tmp_path / "f2.json").read_bytes()
+    assert set(json.loads((tmp_path / "f1.json").read_text())["runs"]) == {"1", "2"}
+    base = ["suite", "attack", MODEL, "--method", "random", "--data", "iris:all", "--per-class", "20", "--seed", "3"]
+    _cli(base + ["--out", str(tmp_path / "a1.npz")])
+    _cli(base + ["--out", str(tmp_path / "a2.npz"), "--workers", "2"])
+    assert (tmp_path / "a1.npz").read_bytes() == (tmp_path / "a2.npz").read_bytes()
+
+
+@pytest.mark.slow
+def test_resume_after_kill_9_of_the_client(tmp_path) -> None:
+    """kill -9 the client (and its local cluster) mid-run; the same command finishes with the same report."""
+    args = [
+        sys.executable,
+        "-m",
+        "qmltest_cli.main",
+        "mutate",
+        MODEL,
+        "--suite",
+        "classic",
+        "--strategy",
+        "exhaustive",
+        "--operators",
+        "remove-gate,replace-gate",
+        "--test",
+        "iris:test",
+        "--shots",
+        "100",
+        "--seed",
+        "2",
+        "-q",
+        "--workers",
+        "2",
+    ]
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.Popen(
+        args + ["--out", str(tmp_path / "run")],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    log = tmp_path / "run" / "results.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if log.exists() and log.read_text().count("\n") >= 40:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = log.read_text().count("\n")
+    subprocess.run(args + ["--out", str(tmp_path / "run")], env=env, check=True, capture_output=True, timeout=300)
+    subprocess.run(args + ["--out", str(tmp_path / "clean")], env=env, check=True, capture_output=True, timeout=300)
+    resumed = json.loads((tmp_path / "run/report.json").read_text())
+    clean = json.loads((tmp_path / "clean/report.json").read_text())
+    resumed["meta"].pop("command")
+    clean["meta"].pop("command")
+    assert resumed == clean
+    total = len(clean["mutants"])
+    lines = log.read_text().count("\n")
+    assert lines - done_before <= total - 40 + 2 * 2  # finished work was not redone (a torn batch at most)
