@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -23,6 +23,10 @@ test: install
 
 test-slow: install
 	$(PY) -m pytest -q -m slow
+
+# Property-based bad-input run with many generated cases; prints the count by outcome.
+fuzz-cli: install
+	QMLTEST_FUZZ_EXAMPLES=300 $(PY) -m pytest -q -s -p no:cacheprovider tests/test_fuzz_cli.py
 
 lint: install
 	$(PY) -m ruff check qmltest cli tests benchmarks docs

@@ -67,6 +67,12 @@ def handle_errors(fn: F) -> F:
             raise fatal(str(exc), EXIT_INTERNAL) from None
         except QmlTestError as exc:
             raise fatal(str(exc), EXIT_INTERNAL) from None
+        except MemoryError:
+            raise fatal(
+                "out of memory: the job is too large for this machine (fewer inputs, qubits or cells)"
+            ) from None
+        except RecursionError:
+            raise fatal("input nested too deeply (recursion limit)") from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # last resort: one line, exit 3 (QMLTEST_DEBUG=1 shows the traceback)
@@ -101,6 +107,12 @@ def write_output(path: Path | None, text: str) -> None:
         sys.stdout.write(text)
     else:
         write_text_atomic(path, text)
+
+
+def check_range(name: str, value: int | float | None, low: float, high: float) -> None:
+    """One clear error for an option outside its sensible range (before any work starts)."""
+    if value is not None and not low <= value <= high:
+        raise InputError(f"{name} must be between {low:g} and {high:g}, got {value}")
 
 
 def parse_classes(text: str | None) -> list[int] | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import EXIT_GATE, err, handle_errors, out, write_output
+from qmltest_cli.common import EXIT_GATE, check_range, err, handle_errors, out, write_output
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
@@ -64,7 +64,7 @@ def cover(
     mad_confidence: float = typer.Option(0.99, help="Confidence of the MAD outlier filter."),
     shots: str = typer.Option("exact", help="'exact' or shots per input to estimate probabilities."),
     shots_sweep: str = typer.Option(None, help="Comma-separated shot counts for the Sec. 4.5 study."),
-    seed: int = typer.Option(0, help="Seed for input sampling and shots."),
+    seed: int = typer.Option(0, min=0, help="Seed for input sampling and shots."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
@@ -77,8 +77,13 @@ def cover(
 ) -> None:
     """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
     gates = parse_gates(fail_under or [])
+    check_range("--k", k, 1, 100_000)
+    check_range("--top-k", top_k, 1, 2**20)
+    check_range("--per-class", per_class, 1, 10**7)
     model = artifact.load(model_path, manifest)
     prof = load_profile(profile_path, model)
+    if prof.num_states * k > 50_000_000:
+        raise InputError(f"--k {k} over {prof.num_states} basis states is {prof.num_states * k} cells (at most 5e7)")
     parts: list[tuple[str, np.ndarray]] = []
     if data:
         source, part_split = datasets.parse_spec(data, split)

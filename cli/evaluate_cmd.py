@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import handle_errors, out, write_output
+from qmltest_cli.common import check_range, handle_errors, out, write_output
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
@@ -24,7 +24,7 @@ def evaluate(
     exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
     backend: str = typer.Option("numpy", help="numpy (fast, batched) or aer (reference)."),
     limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
-    seed: int = typer.Option(0, help="Seed for shot sampling."),
+    seed: int = typer.Option(0, min=0, help="Seed for shot sampling."),
     noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
@@ -32,6 +32,8 @@ def evaluate(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
 ) -> None:
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
+    check_range("--shots", shots, 1, 10**8)
+    check_range("--per-class", limit, 1, 10**7)
     model = artifact.load(model_path, manifest)
     x, y = datasets.select(data, split, model.classes, limit, seed)
     cfg = load_noise(noise) if noise else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.common import check_range, err, handle_errors, out, progress_bar, write_output
 from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
@@ -36,7 +36,7 @@ def fuzz(
     k: int = typer.Option(100, "--k", help="KSC cells per basis state."),
     top_k: int = typer.Option(1, "--top-k", help="TSC top-k."),
     bounds: str = typer.Option("minmax", help="minmax, sigma or mad."),
-    seed: int = typer.Option(0, help="Seed of every random choice."),
+    seed: int = typer.Option(0, min=0, help="Seed of every random choice."),
     seeds_list: str = typer.Option(None, help="Several campaign seeds, e.g. 1,2,3: the mean TSR per guide."),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (failures, PNGs, per-guide JSON; resumable)."),
     json_out: Path = typer.Option(None, "--json", help="Write the comparison as JSON ('-' for stdout)."),
@@ -51,8 +51,9 @@ def fuzz(
     guides = list(GUIDES) if guide == "all" else [guide]
     if any(g not in GUIDES for g in guides):
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
-    if budget < 1:
-        raise InputError(f"--budget must be at least 1, got {budget}")
+    check_range("--budget", budget, 1, 10**7)
+    check_range("--k", k, 1, 100_000)
+    check_range("--per-class", per_class, 1, 10**7)
     where = parallel.plan(workers, cluster)
     runs = None
     if seeds_list:

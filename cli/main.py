@@ -67,7 +67,15 @@ def run() -> None:
     from qmltest_cli import common
 
     common.COMMAND[:] = ["qmltest", *sys.argv[1:]]
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:  # usage errors (bad option values, unknown options): one line, exit 2
+        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
+            raise
+        if exc.format_message():  # empty for "no arguments: help shown"
+            common.err.print(f"error: {exc.format_message()}", markup=False, soft_wrap=True)
+        sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

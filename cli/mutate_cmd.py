@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import EXIT_GATE, command_line, err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.common import EXIT_GATE, check_range, command_line, err, handle_errors, out, progress_bar, write_output
 from qmltest_cli.config import with_config
 from rich.table import Table
 
@@ -84,7 +84,7 @@ def mutate(
     batch: int = typer.Option(10, help="Mutants generated per stability iteration (i)."),
     distribution: str = typer.Option("gaussian", help="PF/RGA noise: gaussian, uniform, exponential."),
     scale: float = typer.Option(1.0, help="Noise scale (PF default N(0, 1), Sec. 4.3.2)."),
-    seed: int = typer.Option(0, help="Root seed of every random choice."),
+    seed: int = typer.Option(0, min=0, help="Root seed of every random choice."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer (slow: density matrices)."),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (resumable)."),
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
@@ -106,6 +106,14 @@ def mutate(
     model = artifact.load(model_path, manifest)
     names = tuple(n.strip() for n in operators.split(",") if n.strip()) if operators else ()
     where = parallel.plan(workers, cluster)
+    check_range("--shots", shots, 1, 10**8)
+    check_range("--repeats", repeats, 2, 10_000)
+    check_range("--k-max", k_max, 1, 1000)
+    check_range("--batch", batch, 1, 10_000)
+    check_range("--per-class", test_per_class, 1, 10**7)
+    check_range("--reference-per-class", reference_per_class, 1, 10**7)
+    for name, value in (("--alpha", alpha), ("--lb", lb), ("--ub", ub), ("--tau-trivial", tau_trivial)):
+        check_range(name, value, 0.0, 1.0)
     settings = Settings(
         lb=lb, ub=ub, k_max=k_max, i=batch, alpha=alpha, effect=effect, tau_rse=tau_rse, tau_trivial=tau_trivial
     )

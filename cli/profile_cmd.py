@@ -22,7 +22,7 @@ def profile(
     split: str = typer.Option("train", help="train, test or all."),
     per_class: int = typer.Option(100, help="Training inputs per class (QCov uses 100)."),
     shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
-    seed: int = typer.Option(0, help="Seed for sampling inputs and shots."),
+    seed: int = typer.Option(0, min=0, help="Seed for sampling inputs and shots."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
     register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),

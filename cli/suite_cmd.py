@@ -34,7 +34,7 @@ def build(
     data: str = typer.Option("mnist:test", help="Source data, name:split or a file."),
     per_class: int = typer.Option(100, help="Inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="adv: FGSM step as a fraction of the value range."),
-    seed: int = typer.Option(0),
+    seed: int = typer.Option(0, min=0),
     out_path: Path = typer.Option(..., "--out", help="Suite NPZ to write."),
 ) -> None:
     """Build a suite from correctly classified inputs (QuanForge Sec. 4.3.1)."""
@@ -100,7 +100,7 @@ def attack(
     data: str = typer.Option("mnist:test", help="Seeds, name:split or a file."),
     per_class: int = typer.Option(50, help="Seed inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
-    seed: int = typer.Option(0),
+    seed: int = typer.Option(0, min=0),
     out_path: Path = typer.Option(..., "--out", help="NPZ of adversarial inputs."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
@@ -131,15 +131,7 @@ def show(
     model_path: Path = typer.Option(None, "--model", help="Also show the confidence histogram under this model."),
 ) -> None:
     """Size, classes, how it was made, and (with --model) a confidence histogram."""
-    if not suite_path.exists():
-        raise InputError(f"{suite_path}: no such file")
-    with np.load(suite_path, allow_pickle=False) as z:
-        x, y = z["x"], z["y"]
-        kind = str(z["kind"]) if "kind" in z else "unknown"
-        params = json.loads(str(z["params"])) if "params" in z else {}
-        sha = str(z["model_sha256"]) if "model_sha256" in z else "-"
-        seed = int(z["seed"]) if "seed" in z else None
-        generated = int(np.sum(z["source_index"] < 0)) if "source_index" in z else 0
+    kind, params, sha, seed, generated, x, y = suites.read(suite_path)
     out.print(
         f"{suite_path}: kind {kind}, {len(y)} inputs, {generated} generated, seed {seed}, model {sha[:12]}",
         markup=False,

@@ -17,7 +17,7 @@ def train(
     dataset: str = typer.Option(..., help="mnist, digits, iris, wine, breast_cancer, or a .npz/.csv/idx: file."),
     classes: str = typer.Option(..., help="Class labels to keep, e.g. 0,1."),
     out_dir: Path = typer.Option(..., "--out", help="Folder for model.qasm + model.json."),
-    seed: int = typer.Option(7, help="Seed for initial weights and subsampling."),
+    seed: int = typer.Option(7, min=0, help="Seed for initial weights and subsampling."),
     per_class: int = typer.Option(200, help="Training samples per class."),
     maxiter: int = typer.Option(150, help="L-BFGS-B iterations."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),

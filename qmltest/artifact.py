@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from qmltest import ir as irmod
-from qmltest import qasm, readout
+from qmltest import qasm, readout, schemas
 from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError, SimulatorError
 from qmltest.report import read_json, write_text_atomic
@@ -180,12 +180,18 @@ def _fail(source: str, msg: str) -> InputError:
 
 
 def validate_manifest(m: dict, source: str) -> None:
-    """Check every field; raise one InputError naming the first bad one."""
+    """Check every field (the published JSON Schema, then what a schema cannot say); raise one
+    InputError naming the file, the field and what was expected."""
     if not isinstance(m, dict):
         raise _fail(source, "manifest must be a JSON object")
     for key in REQUIRED:
         if key not in m:
             raise _fail(source, f"manifest field '{key}' is missing")
+    if m["format_version"] != FORMAT_VERSION:
+        raise _fail(
+            source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
+        )
+    schemas.validate("manifest", m, source)
     if m["format_version"] != FORMAT_VERSION:
         raise _fail(
             source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
@@ -218,12 +224,46 @@ def validate_manifest(m: dict, source: str) -> None:
         raise _fail(source, f"manifest 'readout.map' must have 2^{len(ro['qubits'])} entries")
     if not all(isinstance(c, int) and -1 <= c < len(classes) for c in ro["map"]):
         raise _fail(source, "manifest 'readout.map' entries must be class indices or -1")
+    never = [classes[c] for c in range(len(classes)) if c not in ro["map"]]
+    if never and not ro.get("allow_unreachable", False):
+        raise _fail(
+            source,
+            f"manifest 'readout.map' never predicts class(es) {never} "
+            "(set readout.allow_unreachable to true to keep such a model as it is)",
+        )
     _validate_layers(m, source)
 
 
 def _validate_layers(m: dict, source: str) -> None:
     if not isinstance(m["layers"], list):
         raise _fail(source, "manifest 'layers' must be a list")
+    _validate_preprocessing(m, source)
+
+
+def _validate_preprocessing(m: dict, source: str) -> None:
+    """The steps must chain: each step's input width is the previous one's output width, and the
+    last gives as many features as the circuit reads (angle) or at most 2^n (amplitude)."""
+    steps = m["preprocessing"]
+    if not steps:
+        return
+    from qmltest.data.preprocess import input_width
+
+    width = input_width(steps[0])
+    if width is None:
+        return
+    try:
+        with np.errstate(all="ignore"):
+            out = preprocess(steps, np.zeros((1, width)))
+    except InputError as exc:
+        raise _fail(source, f"manifest 'preprocessing': {exc}") from None
+    except (ValueError, IndexError, TypeError) as exc:
+        raise _fail(source, f"manifest 'preprocessing' steps do not chain: {exc}") from None
+    need = len(m["feature_names"])
+    if m["encoding"]["kind"] == "amplitude":
+        if out.shape[1] > 2 ** m["num_qubits"]:
+            raise _fail(source, f"manifest 'preprocessing' gives {out.shape[1]} values for {m['num_qubits']} qubits")
+    elif out.shape[1] != need:
+        raise _fail(source, f"manifest 'preprocessing' gives {out.shape[1]} features but 'feature_names' has {need}")
 
 
 def _validate_expectation(ro: dict, m: dict, source: str) -> None:

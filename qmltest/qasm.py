@@ -8,7 +8,10 @@ gates; we map known names back to the standard classes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import math
 import re
 
 import openqasm3
@@ -46,7 +49,8 @@ def _standardize(circuit: QuantumCircuit) -> QuantumCircuit:
 def _spans(text: str, count: int) -> list[Span | None]:
     """Spans of the quantum statements, one per instruction, or Nones when they cannot be aligned."""
     try:
-        program = openqasm3.parse(text)
+        with contextlib.redirect_stderr(io.StringIO()):
+            program = openqasm3.parse(text)
     except Exception:  # the Qiskit loader already accepted the text; spans are best effort
         return [None] * count
     spans = [
@@ -57,17 +61,66 @@ def _spans(text: str, count: int) -> list[Span | None]:
     return spans if len(spans) == count else [None] * count
 
 
+CONTROL_FLOW = ("if_else", "while_loop", "for_loop", "switch_case", "box")
+_CONTROL_AST = ("BranchingStatement", "WhileLoop", "ForInLoop", "SwitchStatement", "Box")
+
+
+def _syntax_error(text: str) -> str | None:
+    """'line:column: message' of the first syntax error, from ANTLR's own report (captured, so it
+    never reaches the user's terminal as extra lines)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        try:
+            openqasm3.parse(text, permissive=True)
+        except Exception as exc:  # the permissive parse may still fail: its message is the fallback
+            located = re.search(r"L(\d+):C(\d+): (.*)", str(exc))
+            if located and not buf.getvalue():
+                return f"{located[1]}:{int(located[2]) + 1}: {located[3]}"
+    m = re.search(r"line (\d+):(\d+) ([^\n]*)", buf.getvalue())
+    return f"{m[1]}:{int(m[2]) + 1}: {m[3]}" if m else None
+
+
+def _statement_line(text: str, kinds: tuple[str, ...]) -> int | None:
+    """Line of the first top-level statement of one of the AST kinds (for control flow)."""
+    try:
+        program = openqasm3.parse(text)
+    except Exception:  # the Qiskit importer accepted the text; lines are best effort
+        return None
+    for st in program.statements:
+        if type(st).__name__ in kinds and st.span is not None:
+            return st.span.start_line
+    return None
+
+
 def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Span | None]]:
-    """Parse QASM3 text; malformed text raises InputError naming the source."""
+    """Parse QASM3 text; malformed text raises one InputError naming the source, line and column."""
     if re.match(r"\s*(//[^\n]*\n\s*)*OPENQASM\s+2", text):
         raise InputError(f"{source}: is OpenQASM 2, not 3: bring it in with `qmltest import` (it reads both)")
+    buf = io.StringIO()
     try:
-        circuit = qasm3.loads(text)
+        with contextlib.redirect_stderr(buf):  # the ANTLR runtime prints its own lines otherwise
+            circuit = qasm3.loads(text)
     except Exception as exc:  # the importer raises several unrelated types
+        where = _syntax_error(text)
+        if where:
+            raise InputError(f"{source}:{where}") from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{source}: malformed OpenQASM 3: {first}") from None
+    for inst in circuit.data:
+        op = inst.operation
+        if op.name in CONTROL_FLOW or getattr(op, "condition", None) is not None:
+            line = _statement_line(text, _CONTROL_AST)
+            at = f":{line}" if line else ""
+            raise InputError(f"{source}{at}: control flow ('{op.name}') is not supported in a QNN circuit")
     circuit = _standardize(circuit)
-    return circuit, _spans(text, len(circuit.data))
+    spans = _spans(text, len(circuit.data))
+    for pos, inst in enumerate(circuit.data):
+        for p in inst.operation.params:
+            if isinstance(p, (int, float)) and not math.isfinite(float(p)):
+                span = spans[pos]
+                at = f":{span.start_line}" if span else ""
+                raise InputError(f"{source}{at}: gate '{inst.operation.name}' has a non-finite angle ({p})")
+    return circuit, spans
 
 
 def dumps(circuit: QuantumCircuit) -> str:

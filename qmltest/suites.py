@@ -110,3 +110,44 @@ def save(
         seed=np.array(seed),
     )
     write_bytes_atomic(path, buf.getvalue())
+
+
+def read(path) -> tuple[str, dict, str, int | None, int, np.ndarray, np.ndarray]:
+    """A suite NPZ: (kind, params, model sha, seed, generated count, x, y); its metadata checked
+    against the published schema (suite.schema.json), every problem one InputError naming the file."""
+    import json
+    from pathlib import Path
+
+    from qmltest import schemas
+    from qmltest.errors import InputError
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file" if not path.exists() else f"{path}: is not a file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "x" not in z or "y" not in z:
+                raise InputError(f"{path}: a suite needs arrays 'x' and 'y' (it has {list(z.files)})")
+            x, y = np.asarray(z["x"]), np.asarray(z["y"])
+            meta = {k: z[k] for k in ("kind", "params", "model_sha256", "seed") if k in z}
+            source = np.asarray(z["source_index"]) if "source_index" in z else np.zeros(0)
+    except InputError:
+        raise
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
+    doc: dict = {}
+    for key, value in meta.items():
+        if value.ndim != 0:
+            raise InputError(f"{path}: field '{key}': must be a scalar, got shape {value.shape}")
+        doc[key] = value.item()
+    if isinstance(doc.get("params"), str):
+        try:
+            doc["params"] = json.loads(doc["params"])
+        except json.JSONDecodeError:
+            raise InputError(f"{path}: field 'params': not JSON") from None
+    doc = {"kind": "unknown", "params": {}, "model_sha256": "-", "seed": 0, **doc}
+    schemas.validate("suite", doc, str(path))
+    if len(x) != len(y):
+        raise InputError(f"{path}: {len(x)} inputs but {len(y)} labels")
+    generated = int(np.sum(source < 0)) if source.dtype.kind in "iu" else 0
+    return doc["kind"], doc["params"], doc["model_sha256"], int(doc["seed"]), generated, x, y

@@ -90,7 +90,16 @@ def test_hash_mismatch_refused(qcl_model, tmp_path) -> None:
         ("classes", [0], "classes"),
         ("encoding", {"kind": "basis"}, "encoding.kind"),
         ("format_version", 9, "format_version"),
-        ("readout", {"qubits": [0], "map": [0]}, "readout.map"),
+        ("readout", {"kind": "basis", "qubits": [0], "map": [0]}, "readout.map"),
+        ("readout", {"qubits": [0], "map": [0, 1]}, "field 'readout': 'kind' is a required property"),
+        ("layers", [1, 2], r"field 'layers\[0\]': 1 is not of type 'object'"),
+        ("training", "x", "field 'training': 'x' is not of type 'object'"),
+        ("classes", [[0], [1]], r"field 'classes\[0\]'"),
+        ("classes", [0, 0], "non-unique"),
+        ("preprocessing", [{"op": "affine", "scale": "2", "offset": 0}], r"preprocessing\[0\]\.scale"),
+        ("preprocessing", [{"op": "affine", "scale": [1.0]}], "'offset' is a required property"),
+        ("preprocessing", [{"op": "affine", "scale": [float("nan")], "offset": [0.0]}], "NaN"),
+        ("readout", {"kind": "basis", "qubits": [0, 1], "map": [0, 0, 0, -1]}, r"never predicts class\(es\) \[1\]"),
     ],
 )
 def test_bad_manifest_field_named(qcl_model, tmp_path, field, value, message) -> None:

@@ -79,7 +79,8 @@ def test_malformed_qasm_exit_2(tmp_path) -> None:
     bad = tmp_path / "bad.qasm"
     bad.write_text("OPENQASM 3.0;\nqubit[1] q;\nh q[0]\n")
     result = runner.invoke(app, ["inspect", str(bad)])
-    assert result.exit_code == 2 and "malformed OpenQASM 3" in result.output
+    assert result.exit_code == 2 and f"{bad}:4:1: missing ';'" in result.output  # file:line:column
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_train_small_model(tmp_path) -> None:

@@ -137,3 +137,29 @@ def test_noisy_evaluate_lowers_confidence_but_runs(iris_model) -> None:
     )
     assert result.exit_code == 0, result.output
     assert '"noise"' in result.output and "hardware-like" in result.output
+
+
+def test_fake_backend_key_needs_the_hardware_extra(tmp_path, monkeypatch) -> None:
+    """[backend] fake: one clear line naming the extra when qiskit-ibm-runtime is absent; with it, a
+    FakeManilaV2 noise model gives normalized probabilities on a 4-qubit model."""
+    import sys
+
+    from qmltest import artifact
+    from qmltest.errors import InputError
+    from qmltest.noise.config import from_dict
+
+    model = artifact.load("data/models/zfm-ra-iris")
+    x = np.array([[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]])
+    cfg = from_dict({"backend": {"fake": "FakeManilaV2"}})
+    try:
+        import qiskit_ibm_runtime  # noqa: F401
+    except ImportError:
+        with pytest.raises(InputError, match=r"qmltest\[hardware\]"):
+            model.probabilities(x, noise=cfg)
+        return
+    probs = model.probabilities(x, noise=cfg)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-9)
+    assert np.abs(probs - model.probabilities(x)).max() > 1e-4  # the device noise changes the outputs
+    monkeypatch.setitem(sys.modules, "qiskit_ibm_runtime", None)
+    with pytest.raises(InputError, match=r"qmltest\[hardware\]"):
+        model.probabilities(x, noise=from_dict({"backend": {"fake": "FakeManilaV2"}}))

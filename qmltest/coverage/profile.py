@@ -52,8 +52,14 @@ class Profile:
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "profile") -> Profile:
-        if not isinstance(data, dict) or data.get("meta", {}).get("format") != FORMAT:
+        if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or data["meta"].get("format") != FORMAT:
             raise InputError(f"{source}: not a qmltest profile (expected meta.format '{FORMAT}')")
+        from qmltest import schemas
+
+        schemas.validate("profile", data, source)
+        widths = {len(row) for row in data["probabilities"]}
+        if len(widths) != 1:
+            raise InputError(f"{source}: field 'probabilities': rows of different lengths {sorted(widths)[:4]}")
         try:
             probs = np.asarray(data["probabilities"], dtype=float)
             sha = str(data["model_sha256"])

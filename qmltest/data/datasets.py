@@ -49,16 +49,46 @@ def _builtin(name: str) -> Dataset:
 
 def _read_idx(path: Path) -> np.ndarray:
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
+    try:
+        with opener(path, "rb") as fh:
+            data = fh.read()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot read the IDX file ({exc})") from None
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 0x08:
         raise InputError(f"{path}: not an unsigned-byte IDX file")
     ndim = data[3]
+    if ndim < 1 or len(data) < 4 + 4 * ndim:
+        raise InputError(f"{path}: truncated IDX header ({len(data)} bytes for {ndim} dimensions)")
     dims = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     body = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
     if body.size != int(np.prod(dims)):
         raise InputError(f"{path}: IDX header says {dims} but the file holds {body.size} values")
     return body.reshape(dims)
+
+
+def _labels(y: np.ndarray, path: Path) -> np.ndarray:
+    """Integer class labels, one per row; anything else is refused with the first bad row."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise InputError(f"{path}: labels 'y' must be a 1-D array, got shape {y.shape}")
+    if y.dtype.kind not in "iuf" or (y.dtype.kind == "f" and not np.all(np.isfinite(y))):
+        raise InputError(f"{path}: labels must be integers, got dtype {y.dtype}")
+    if y.dtype.kind == "f":
+        bad = np.flatnonzero((y != np.round(y)) | (np.abs(y) > 2**31))
+        if len(bad):
+            raise InputError(f"{path}: label of row {int(bad[0])} is {y[bad[0]]}, not an integer class")
+    elif len(y) and np.abs(y.astype(np.int64, copy=False)).max() > 2**31:
+        raise InputError(f"{path}: labels beyond 2^31 are not class labels")
+    return y.astype(int)
+
+
+def _features(x: np.ndarray, path: Path) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype.kind not in "iufb":
+        raise InputError(f"{path}: inputs must be numbers, got dtype {x.dtype}")
+    if x.ndim < 2 or x.shape[0] == 0 or x.size == 0:
+        raise InputError(f"{path}: inputs must be a non-empty (samples x features) array, got shape {x.shape}")
+    return x.astype(float)
 
 
 def _file(spec: str) -> Dataset:
@@ -68,29 +98,47 @@ def _file(spec: str) -> Dataset:
             raise InputError("idx data needs 'idx:IMAGES,LABELS'")
         images, labels = (Path(p) for p in parts)
         for p in (images, labels):
-            if not p.exists():
+            if not p.is_file():
                 raise InputError(f"{p}: no such file")
         x, y = _read_idx(images), _read_idx(labels)
         shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
-        return Dataset(x.reshape(len(x), -1).astype(float), y.astype(int), images.name, shape)  # type: ignore[arg-type]
+        x = _features(x, images)
+        return Dataset(x.reshape(len(x), -1), _labels(y, labels), images.name, shape)  # type: ignore[arg-type]
     path = Path(spec)
     if not path.exists():
         raise InputError(f"{path}: no such file (datasets: {', '.join(BUILTIN)}, or a .npz/.csv/idx: file)")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a data file")
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            key = "x" if "x" in z else "X" if "X" in z else None
-            if key is None or "y" not in z:
-                raise InputError(f"{path}: an NPZ dataset needs arrays 'x' (or 'X') and 'y'")
-            x = np.asarray(z[key], float)
-            y = np.asarray(z["y"]).astype(int)
-        shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
-        return Dataset(x.reshape(len(x), -1), y, path.stem, shape)  # type: ignore[arg-type]
-    if path.suffix == ".csv":
         try:
-            arr = np.loadtxt(path, delimiter=",", ndmin=2)
-        except ValueError as exc:
-            raise InputError(f"{path}: not a numeric CSV ({exc})") from None
-        return Dataset(arr[:, :-1], arr[:, -1].astype(int), path.stem)
+            with np.load(path, allow_pickle=False) as z:
+                key = "x" if "x" in z else "X" if "X" in z else None
+                if key is None or "y" not in z:
+                    raise InputError(
+                        f"{path}: an NPZ dataset needs arrays 'x' (or 'X') and 'y' (it has {list(z.files)})"
+                    )
+                x, y = np.asarray(z[key]), np.asarray(z["y"])
+        except InputError:
+            raise
+        except (ValueError, OSError, EOFError) as exc:  # zip, pickle-free and format errors
+            raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
+        shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
+        x = _features(x, path)
+        return Dataset(x.reshape(len(x), -1), _labels(y, path), path.stem, shape)  # type: ignore[arg-type]
+    if path.suffix == ".csv":
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # an empty file is a UserWarning in numpy: make it ours
+                arr = np.loadtxt(path, delimiter=",", ndmin=2)
+        except (ValueError, UserWarning) as exc:
+            raise InputError(f"{path}: not a numeric CSV ({str(exc).splitlines()[0]})") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not a UTF-8 text file") from None
+        if arr.shape[0] == 0 or arr.shape[1] < 2:
+            raise InputError(f"{path}: a CSV dataset needs rows of features followed by a label column")
+        return Dataset(_features(arr[:, :-1], path), _labels(arr[:, -1], path), path.stem)
     raise InputError(f"{path}: unknown dataset format (use .npz, .csv or idx:)")
 
 
@@ -148,7 +196,7 @@ def select(
     if classes is not None:
         idx = idx[np.isin(ds.y[idx], classes)]
         if len(idx) == 0:
-            raise InputError(f"{spec}: no {split} samples of class(es) {classes}")
+            raise InputError(f"{spec}: no samples of the model's class(es) {classes} in split '{split}'")
     if per_class is not None:
         rng = np.random.default_rng(seed)
         keep = []

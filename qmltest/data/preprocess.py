@@ -128,8 +128,12 @@ def preprocess(steps: list[dict], x: np.ndarray) -> np.ndarray:
         width = input_width(steps[0])
         if width is not None and x.shape[1] != width:
             raise InputError(f"wrong feature count: the model expects {width} raw features, got {x.shape[1]}")
-    for step in steps:
-        x = apply_step(step, x)
+    with np.errstate(all="ignore"):  # overflow is reported below as a bad input, not as a warning
+        for step in steps:
+            x = apply_step(step, x)
+    if not np.all(np.isfinite(x)):
+        bad = int(np.argwhere(~np.isfinite(x))[0][0])
+        raise InputError(f"input {bad}: the model's preprocessing gives NaN or infinite values (overflow)")
     return x
 
 

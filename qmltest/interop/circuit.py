@@ -282,6 +282,7 @@ def readout_spec(
         if warnings is None:
             raise InputError(f"{msg}: measure more qubits (--measure) or change the readout")
         warnings.append(msg)
+        return {"kind": kind, "qubits": list(measured), "map": mapping, "allow_unreachable": True}, labels
     return {"kind": kind, "qubits": list(measured), "map": mapping}, labels
 
 

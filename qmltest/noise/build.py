@@ -112,7 +112,7 @@ def backend_model(name: str) -> NoiseModel:
         from qiskit_ibm_runtime import fake_provider  # optional dependency
     except ImportError:
         raise InputError(
-            "[backend] needs the optional package qiskit-ibm-runtime (pip install qiskit-ibm-runtime)"
+            "[backend] needs the optional package qiskit-ibm-runtime: pip install 'qmltest[hardware]'"
         ) from None
     if not hasattr(fake_provider, name):
         raise InputError(f"backend.fake: no fake backend '{name}' in qiskit_ibm_runtime.fake_provider")

@@ -84,6 +84,8 @@ def _fail(source: str, key: str, msg: str) -> InputError:
 
 
 def validate(tables: dict, source: str) -> None:
+    from qmltest import schemas
+
     for table, body in tables.items():
         if table not in SCHEMA:
             raise _fail(source, table, f"is not a known noise channel (known: {', '.join(SCHEMA)})")
@@ -97,6 +99,7 @@ def validate(tables: dict, source: str) -> None:
                 raise _fail(source, f"{table}.{key}", f"has the wrong type ({type(value).__name__})")
             if (table, key) in RATES and not 0.0 <= value <= 1.0:
                 raise _fail(source, f"{table}.{key}", f"must be a probability in [0, 1], got {value}")
+    schemas.validate("noise", tables, source)  # ranges, NaN (TOML allows nan), bounds like drift repetitions
     mode = tables.get("noise", {}).get("mode", "gates")
     if mode not in MODES:
         raise _fail(source, "noise.mode", f"must be one of {', '.join(MODES)}, got '{mode}'")
@@ -127,9 +130,13 @@ def load(path: str | Path) -> NoiseConfig:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
-    text = path.read_text()
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a noise config")
     try:
+        text = path.read_text()
         tables = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     validate(tables, str(path))

@@ -7,13 +7,14 @@ predictions cost no extra simulation.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 from qiskit.circuit import Parameter, QuantumCircuit
 
-from qmltest.errors import InputError, SimulatorError
+from qmltest.errors import InputError
 from qmltest.simulate import aer, statevector
 
 BACKENDS = ("numpy", "aer")
@@ -45,12 +46,30 @@ def required_bytes(num_qubits: int, batch: int = 1) -> int:
     return 3 * 16 * (2**num_qubits) * batch
 
 
-def check_size(num_qubits: int, method: str = "statevector") -> None:
-    need = required_bytes(num_qubits)
-    if need > MAX_STATE_BYTES:
-        raise SimulatorError(
-            f"{num_qubits} qubits need about {need / 2**30:.1f} GiB per input for the {method} method "
-            f"(limit {MAX_STATE_BYTES / 2**30:.0f} GiB): too large for this simulator"
+def available_bytes() -> int:
+    """Memory this process can still use: MemAvailable from /proc/meminfo, else physical pages."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return MAX_STATE_BYTES
+
+
+def check_size(num_qubits: int, method: str = "statevector", batch: int = 1) -> None:
+    """Refuse before any work a job whose working set exceeds the simulator's limit or the machine's
+    available memory (exit 2, naming both numbers), instead of a MemoryError halfway."""
+    need = required_bytes(num_qubits, batch) if method == "statevector" else 3 * 16 * 4**num_qubits * batch
+    limit = min(MAX_STATE_BYTES, int(0.8 * available_bytes()))
+    if need > limit:
+        raise InputError(
+            f"{num_qubits} qubits need about {need / 2**30:.2f} GiB for the {method} method, "
+            f"but {limit / 2**30:.2f} GiB are available: too many qubits for this simulator"
         )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
 from qiskit_aer import AerSimulator
 
-from qmltest.errors import SimulatorError
+from qmltest.errors import InputError, SimulatorError
 from qmltest.noise import build
 from qmltest.noise.config import NoiseConfig
 from qmltest.simulate import aer
@@ -63,7 +63,7 @@ def probabilities(
             model = build.noise_model(cfg, qc)
             sim = AerSimulator(method=method, noise_model=model, seed_simulator=cfg.seed)
             total += aer.run_batch(sim, qc, measured, inputs, encoded, amplitude, density, shots)
-    except SimulatorError:
+    except (SimulatorError, InputError):
         raise
     except Exception as exc:
         raise SimulatorError(

@@ -1,0 +1,277 @@
+"""Property-based bad-input tests: generated malformed QASM3, manifests, data files, profiles and noise
+configs go through the commands; every outcome is a success or exactly one stderr line with exit 2,
+never a traceback, and nothing is written to --out on failure.
+
+Bounded and derandomized in the default run; `make fuzz-cli` runs many more examples
+(QMLTEST_FUZZ_EXAMPLES) and prints the count by outcome.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from qmltest_cli.main import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "data/models/zfm-ra-iris"
+EXAMPLES = int(os.environ.get("QMLTEST_FUZZ_EXAMPLES", "4"))
+OUTCOMES: Counter = Counter()
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=EXAMPLES <= 50,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@atexit.register
+def _report() -> None:
+    if os.environ.get("QMLTEST_FUZZ_EXAMPLES"):
+        total = sum(OUTCOMES.values())
+        print(f"\nfuzz-cli: {total} generated cases; by outcome: {dict(sorted(OUTCOMES.items()))}")
+
+
+def check(args: list[str], kind: str, out: Path | None = None) -> None:
+    """The invariant: exit 0, or exit 2 with exactly one line on stderr; no traceback; no --out on failure."""
+    res = runner.invoke(app, args)
+    text = res.stdout + res.stderr
+    assert "Traceback" not in text, text
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert res.exit_code in (0, 2), f"exit {res.exit_code}: {text}"
+    if res.exit_code == 2:
+        lines = [line for line in res.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+        if out is not None:
+            assert not out.exists(), f"{out} written although the command failed"
+    OUTCOMES[f"{kind}: exit {res.exit_code}"] += 1
+
+
+JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+)
+JSON_VALUE = st.recursive(
+    JSON_LEAF, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=5), c, max_size=4), max_leaves=12
+)
+
+
+def _paths(obj: object, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:6]):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _mutate_json(doc: object, path: tuple, value: object, delete: bool) -> object:
+    if not path:
+        return value
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]  # type: ignore[index]
+    if delete and isinstance(parent, dict):
+        parent.pop(path[-1], None)
+    else:
+        parent[path[-1]] = value  # type: ignore[index]
+    return doc
+
+
+def _json_text(doc: object) -> str:
+    return json.dumps(doc, allow_nan=True)
+
+
+MANIFEST = json.loads((MODEL / "model.json").read_text())
+MANIFEST_PATHS = [p for p in _paths(MANIFEST) if p != ("qasm_sha256",)]
+
+
+@SETTINGS
+@given(st.sampled_from(MANIFEST_PATHS), JSON_VALUE, st.booleans())
+def test_malformed_manifest(tmp_path_factory, path, value, delete) -> None:
+    folder = tmp_path_factory.mktemp("m")
+    (folder / "model.qasm").write_text((MODEL / "model.qasm").read_text())
+    doc = _mutate_json(json.loads(json.dumps(MANIFEST)), path, value, delete)
+    (folder / "model.json").write_text(_json_text(doc))
+    check(["inspect", str(folder)], "manifest")
+    check(["evaluate", str(folder), "--data", "iris:test", "--exact", "-q"], "manifest")
+
+
+QASM_LINES = (MODEL / "model.qasm").read_text().splitlines()
+GARBAGE = st.sampled_from(
+    [
+        "nan",
+        "1e400",
+        "-inf",
+        "if (x) {",
+        "}",
+        "qubit[2] q;",
+        "foo bar;",
+        "rx(",
+        "@",
+        "\x00",
+        "OPENQASM 2.0;",
+        "input float[64] x_000;",
+        "reset q[0];",
+        "measure q[9];",
+        "gate g a { h a; }",
+        "for int i in [0:2] { h q[0]; }",
+        "rzz(0.1) q[0], q[1];",
+        "cx q[0], q[0];",
+        "",
+    ]
+)
+
+
+@SETTINGS
+@given(st.integers(0, len(QASM_LINES) - 1), st.sampled_from(["delete", "insert", "replace", "truncate"]), GARBAGE)
+def test_malformed_qasm(tmp_path_factory, line, action, token) -> None:
+    lines = list(QASM_LINES)
+    if action == "delete":
+        del lines[line]
+    elif action == "insert":
+        lines.insert(line, token)
+    elif action == "replace":
+        lines[line] = lines[line].replace("(", f"({token}", 1) if "(" in lines[line] else token
+    else:
+        lines = lines[:line]
+    path = tmp_path_factory.mktemp("q") / "c.qasm"
+    path.write_text("\n".join(lines) + "\n")
+    check(["inspect", str(path)], "qasm")
+    check(["evaluate", str(path), "--data", "iris:test", "--exact", "-q"], "qasm")
+
+
+ARRAYS = st.one_of(
+    st.builds(lambda r, c, f: np.full((r, c), f), st.integers(0, 4), st.integers(0, 5), st.floats(allow_nan=True)),
+    st.builds(lambda r: np.arange(r * 4, dtype=float).reshape(r, 4), st.integers(0, 6)),
+    st.builds(lambda r: np.arange(r, dtype=float), st.integers(0, 6)),
+    st.builds(lambda s: np.array([s]), st.text(max_size=4)),
+)
+LABELS = st.one_of(
+    st.builds(lambda n, v: np.full(n, v), st.integers(0, 6), st.sampled_from([0, 1, 2, 7, -1, 1.7, np.nan])),
+    st.builds(lambda n: np.zeros((n, 2)), st.integers(0, 4)),
+)
+
+
+@SETTINGS
+@given(ARRAYS, LABELS, st.booleans(), st.sampled_from(["npz", "csv"]))
+def test_malformed_data_file(tmp_path_factory, x, y, with_x, fmt) -> None:
+    folder = tmp_path_factory.mktemp("d")
+    path = folder / f"data.{fmt}"
+    if fmt == "npz":
+        np.savez(path, **({"x": x} if with_x else {"X_": x}), y=y)
+    else:
+        rows = [",".join(map(str, np.atleast_1d(r))) for r in np.atleast_2d(x)] if x.size else []
+        path.write_text("\n".join(rows) + ("\n" if rows else ""))
+    check(["evaluate", str(MODEL), "--data", str(path), "--exact", "-q"], "data")
+    out = folder / "p.json"
+    check(["profile", str(MODEL), "--data", str(path), "--out", str(out), "-q"], "data", out)
+
+
+PROFILE = None
+
+
+def _profile(tmp: Path) -> dict:
+    global PROFILE
+    if PROFILE is None:
+        out = tmp / "p.json"
+        assert (
+            runner.invoke(
+                app, ["profile", str(MODEL), "--data", "iris:train", "--per-class", "5", "--out", str(out), "-q"]
+            ).exit_code
+            == 0
+        )
+        PROFILE = json.loads(out.read_text())
+    return json.loads(json.dumps(PROFILE))
+
+
+@SETTINGS
+@given(st.data())
+def test_malformed_profile(tmp_path_factory, data) -> None:
+    folder = tmp_path_factory.mktemp("p")
+    doc = _profile(folder)
+    paths = [p for p in _paths(doc) if len(p) < 4]
+    path = data.draw(st.sampled_from(paths))
+    doc = _mutate_json(doc, path, data.draw(JSON_VALUE), data.draw(st.booleans()))
+    (folder / "bad.json").write_text(_json_text(doc))
+    check(["cover", str(MODEL), "--profile", str(folder / "bad.json"), "--data", "iris:test", "-q"], "profile")
+
+
+TOML_VALUES = st.one_of(
+    st.integers(-5, 10**10),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.booleans(),
+    st.lists(st.integers(-2, 9), max_size=3),
+)
+TABLES = [
+    "noise",
+    "depolarizing",
+    "bit_flip",
+    "thermal_relaxation",
+    "readout",
+    "crosstalk",
+    "drift",
+    "backend",
+    "bogus",
+]
+KEYS = [
+    "p",
+    "p1",
+    "p2",
+    "t1",
+    "t2",
+    "time_1q",
+    "time_2q",
+    "sigma",
+    "repetitions",
+    "coupling",
+    "mode",
+    "fake",
+    "name",
+    "p01",
+    "zz_angle",
+    "x",
+]
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v == math.inf else ("-inf" if v == -math.inf else repr(v)))
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return str(v)
+
+
+@SETTINGS
+@given(
+    st.dictionaries(
+        st.sampled_from(TABLES), st.dictionaries(st.sampled_from(KEYS), TOML_VALUES, max_size=3), max_size=3
+    )
+)
+def test_malformed_noise_config(tmp_path_factory, tables) -> None:
+    path = tmp_path_factory.mktemp("n") / "noise.toml"
+    path.write_text(
+        "".join(
+            f"[{t}]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in body.items()) for t, body in tables.items()
+        )
+    )
+    check(["noise", "show", str(path)], "noise")
