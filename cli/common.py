@@ -115,10 +115,16 @@ def check_range(name: str, value: int | float | None, low: float, high: float) -
         raise InputError(f"{name} must be between {low:g} and {high:g}, got {value}")
 
 
-def parse_classes(text: str | None) -> list[int] | None:
+def parse_list(text: str | None, option: str, cast: type = int) -> list | None:
+    """A comma-separated option value as a list of `cast` values (None stays None)."""
     if text is None:
         return None
     try:
-        return [int(c) for c in text.split(",") if c.strip()]
+        return [cast(c) for c in text.split(",") if c.strip()]
     except ValueError:
-        raise InputError(f"--classes must be comma-separated integers, got '{text}'") from None
+        what = "integers" if cast is int else "numbers"
+        raise InputError(f"{option} must be comma-separated {what}, got '{text}'") from None
+
+
+def parse_classes(text: str | None) -> list[int] | None:
+    return parse_list(text, "--classes")

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import err, handle_errors, out
+from qmltest_cli.common import err, handle_errors, out, parse_list
 from qmltest_cli.inspect_cmd import describe, render
 
 from qmltest import report
@@ -14,24 +14,6 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.interop import from_circuit, sources
 from qmltest.interop.preprocessing import parse_cli
-
-
-def _ints(text: str | None, option: str) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated integers, got '{text}'") from None
-
-
-def _floats(text: str | None, option: str) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        return [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated numbers, got '{text}'") from None
 
 
 def _labels(text: str | None) -> list | None:
@@ -82,7 +64,7 @@ def import_model(
     """Import a trained circuit as a qmltest model and print what was decided (as `inspect` does)."""
     started = time.perf_counter()
     _check_out(out_dir, force)
-    circuit, fmt = sources.load_circuit(source, _floats(probe, "--probe"))
+    circuit, fmt = sources.load_circuit(source, parse_list(probe, "--probe", float))
     weight_values = sources.load_weights(weights) if weights is not None else None
     data_x = None
     if data is not None:
@@ -95,8 +77,8 @@ def import_model(
         None if features is None else [f.strip() for f in features.split(",") if f.strip()],
         readout=readout,
         classes=_labels(classes),
-        measure=_ints(measure, "--measure"),
-        readout_map=_ints(readout_map, "--map"),
+        measure=parse_list(measure, "--measure"),
+        readout_map=parse_list(readout_map, "--map"),
         observables=None if observables is None else [o.strip() for o in observables.split(",") if o.strip()],
         threshold=threshold,
         preprocessing=steps,
