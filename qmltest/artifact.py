@@ -80,12 +80,24 @@ class Model:
         circuit = irmod.unitary_part(self.ir)
         for name, q in readout.basis_changes(self.manifest["readout"]):  # X/Y observables measured as Z
             getattr(circuit, name)(q)
-        return engine.Circuit(circuit, self.ir.measured, self.ir.inputs, self.amplitude)
+        return engine.Circuit(circuit, self.ir.measured, self.ir.inputs, self.amplitude, self._boundaries)
+
+    @cached_property
+    def _boundaries(self) -> tuple[int, ...]:
+        """Op indices where layers start (gates the engine skips, such as id, not counted)."""
+        from qmltest.simulate.statevector import SKIPPED
+
+        out, k = [], 0
+        for layer in self.ir.layers:
+            if k:
+                out.append(k)
+            k += sum(1 for g in layer.gates if g.name not in SKIPPED)
+        return tuple(b for b in out if b)
 
     @cached_property
     def _full_job(self) -> engine.Circuit:
         measured = tuple(range(self.ir.num_qubits))
-        return engine.Circuit(self._job.circuit, measured, self.ir.inputs, self.amplitude)
+        return engine.Circuit(self._job.circuit, measured, self.ir.inputs, self.amplitude, self._boundaries)
 
     def job(self, register: str = "readout") -> engine.Circuit:
         """The engine's view of the model, built and compiled once per model object.

@@ -31,6 +31,7 @@ class Circuit:
     measured: tuple[int, ...]
     inputs: tuple[Parameter, ...]
     amplitude: bool = False
+    boundaries: tuple[int, ...] = ()  # op indices of layer starts: fusion never crosses them
 
     @property
     def num_qubits(self) -> int:
@@ -116,11 +117,65 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
         if any(op.name == "dephase" for op in ops):
             out.append(statevector.probabilities_with_dephasing(ops, psi0, values, n, list(job.measured)))
             continue
-        psi = statevector.run(ops, psi0, values, n)
+        psi = statevector.run(ops, psi0, values, n, job.boundaries)
         out.append(statevector.marginal_probabilities(psi, list(job.measured), n))
     if not out:
         return np.zeros((0, 2 ** len(job.measured)))
     return np.concatenate(out)
+
+
+PREFIX_BYTES = 512 * 2**20
+"""Memory the cached boundary states of one data set may take (prefix reuse)."""
+
+
+def _start(job: Circuit, encoded: np.ndarray) -> tuple[np.ndarray, dict]:
+    if job.amplitude:
+        return np.asarray(encoded, dtype=complex), {}
+    return statevector.zero_states(len(encoded), job.num_qubits), {p: encoded[:, i] for i, p in enumerate(job.inputs)}
+
+
+def reusable(job: Circuit, encoded: np.ndarray) -> bool:
+    """Prefix reuse applies to one-chunk, measurement-free numpy runs."""
+    encoded = np.asarray(encoded)
+    if not job.boundaries or required_bytes(job.num_qubits) > MAX_STATE_BYTES:
+        return False
+    if any(op.name == "dephase" for op in job.ops):
+        return False
+    return len(encoded) <= max(1, CHUNK_BYTES // required_bytes(job.num_qubits))
+
+
+def boundary_states(job: Circuit, encoded: np.ndarray) -> dict[int, np.ndarray]:
+    """The batch's state at each layer boundary (before that op), as far as PREFIX_BYTES allows."""
+    ops, n = job.ops, job.num_qubits
+    psi, values = _start(job, encoded)
+    out = {0: psi}
+    per_state = psi.nbytes
+    prev = 0
+    for b in sorted(b for b in job.boundaries if 0 < b < len(ops)):
+        if per_state * (len(out) + 1) > PREFIX_BYTES:
+            break
+        psi = statevector.run(ops[prev:b], psi, values, n)
+        out[b] = psi
+        prev = b
+    return out
+
+
+def probabilities_from(job: Circuit, encoded: np.ndarray, start: int, psi: np.ndarray) -> np.ndarray:
+    """Probabilities resuming at boundary `start` from the batch state there: the same bits as a
+    run from the beginning, because fusion never crosses a boundary."""
+    encoded = np.asarray(encoded)
+    values = {} if job.amplitude else {p: encoded[:, i] for i, p in enumerate(job.inputs)}
+    rel = tuple(b - start for b in job.boundaries if b > start)
+    out = statevector.run(job.ops[start:], psi, values, job.num_qubits, rel)
+    return statevector.marginal_probabilities(out, list(job.measured), job.num_qubits)
+
+
+def first_difference(a: list[statevector.Op], b: list[statevector.Op]) -> int:
+    """Index of the first op where two programs differ (the shorter length when one is a prefix)."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if not statevector.same_op(x, y):
+            return i
+    return min(len(a), len(b))
 
 
 def sample_counts(probs: np.ndarray, shots: int, rng: np.random.Generator) -> np.ndarray:

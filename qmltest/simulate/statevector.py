@@ -129,15 +129,24 @@ def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.nda
     return gates.MATRIX[op.name](np.ascontiguousarray(theta))
 
 
-def run(ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n: int) -> np.ndarray:
+def run(
+    ops: list[Op],
+    psi0: np.ndarray,
+    values: dict[Parameter, np.ndarray],
+    n: int,
+    boundaries: tuple[int, ...] = (),
+) -> np.ndarray:
     """Final states for a batch of initial states psi0 (N, 2^n).
 
     Consecutive single-qubit gates on one qubit are multiplied into one 2x2 (or per-input) matrix
-    before they touch the state: one pass over the state instead of several.
+    before they touch the state: one pass over the state instead of several. Fusion never crosses
+    a boundary (op indices, the layer starts), so the state at a boundary is the same bits whether
+    the run started at 0 or resumed there (`engine`'s prefix reuse relies on it).
     """
     state = np.ascontiguousarray(psi0.T)
     batch = psi0.shape[0]
     pending: dict[int, np.ndarray] = {}
+    cut = set(boundaries)
 
     def flush(qubits: tuple[int, ...]) -> None:
         nonlocal state
@@ -145,7 +154,9 @@ def run(ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n:
             if q in pending:
                 state = apply_t(state, pending.pop(q), (q,), n)
 
-    for op in ops:
+    for k, op in enumerate(ops):
+        if k in cut:
+            flush(tuple(sorted(pending)))
         m = op_matrix(op, values, batch)
         if len(op.qubits) == 1:
             q = op.qubits[0]
@@ -153,8 +164,19 @@ def run(ops: list[Op], psi0: np.ndarray, values: dict[Parameter, np.ndarray], n:
             continue
         flush(op.qubits)
         state = apply_t(state, m, op.qubits, n)
-    flush(tuple(pending))
+    flush(tuple(sorted(pending)))
     return np.ascontiguousarray(state.T)
+
+
+def same_op(a: Op, b: Op) -> bool:
+    """Two compiled ops that act identically (same qubits, matrix or named angle expression)."""
+    if a.qubits != b.qubits or a.name != b.name:
+        return False
+    if a.matrix is not None or b.matrix is not None:
+        return a.matrix is b.matrix or (
+            a.matrix is not None and b.matrix is not None and np.array_equal(a.matrix, b.matrix)
+        )
+    return str(a.angle) == str(b.angle)
 
 
 def zero_states(batch: int, n: int) -> np.ndarray:
