@@ -9,8 +9,9 @@ as they finish (for append-only logs), and are returned in item order.
 
 ``workers=1`` and no cluster runs in this process with no Dask import at all. Otherwise a local
 Dask cluster of `workers` single-threaded processes is started, or an existing cluster is used by
-address. A worker that dies is retried by Dask; an item whose task raises is retried once, then
-reported as ``TaskError`` (the runner records it as errored) instead of ending the run.
+address. A worker that dies is retried by Dask (a batch that keeps losing its workers is finally
+run in the client); an item whose task raises is retried once, then reported as ``TaskError`` (the
+runner records it as errored) instead of ending the run.
 """
 
 from __future__ import annotations
@@ -108,16 +109,16 @@ def run_tasks(
         size = where.batch or max(1, -(-len(items) // (4 * n_workers)))
         indexed = list(enumerate(items))
         batches = [indexed[i : i + size] for i in range(0, len(indexed), size)]
-        remote = dask_client.scatter(shared, broadcast=True, hash=False)
+        # one object in a list: scattering a dict directly would scatter each of its values apart
+        remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
         futures = {
             dask_client.submit(_batch, fn, remote, b, pure=False, retries=RETRIES + 1): k for k, b in enumerate(batches)
         }
         for future in as_completed(list(futures)):
             try:
                 pairs = future.result()
-            except Exception as exc:  # the batch failed on every worker it was retried on
-                lost = f"worker lost: {type(exc).__name__}: {exc}"
-                pairs = [(i, TaskError(lost)) for i, _ in batches[futures[future]]]
+            except Exception:  # workers died under this batch more often than Dask retries: run it here
+                pairs = _batch(fn, shared, batches[futures[future]])
             for index, result in pairs:
                 done(index, result)
     return results

@@ -101,7 +101,11 @@ def _shape(obj: object) -> object:
 
 
 def test_every_strategy_under_every_criterion_gives_one_schema(runs) -> None:
+    from qmltest import schemas
+
     _, out = runs
+    for r in out.values():
+        schemas.validate("mutation-report", r, "report")  # the published schema
     shapes = {k: _shape({k2: v for k2, v in r.items() if k2 != "generation"}) for k, r in out.items()}
     first = next(iter(shapes.values()))
     assert all(s == first for s in shapes.values())
@@ -221,6 +225,27 @@ def test_cover_and_fuzz_html(tmp_path) -> None:
     )
     assert res.exit_code == 0, res.output
     assert "ksc-cells.png" in _check_html(tmp_path / "cov")
+    from qmltest import schemas
+
+    res = runner.invoke(
+        app,
+        [
+            "cover",
+            MODEL,
+            "--profile",
+            str(prof),
+            "--data",
+            "iris:test",
+            "--k",
+            "10",
+            "--json",
+            str(tmp_path / "cov.json"),
+            "-q",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    schemas.validate("coverage-report", json.loads((tmp_path / "cov.json").read_text()), "cov.json")
+    schemas.validate("profile", json.loads(prof.read_text()), "p.json")
     res = runner.invoke(
         app,
         [
@@ -247,6 +272,7 @@ def test_cover_and_fuzz_html(tmp_path) -> None:
     )
     assert res.exit_code == 0, res.output
     assert "tsr-per-guide.png" in _check_html(tmp_path / "fzh")
+    schemas.validate("fuzz-report", json.loads((tmp_path / "fz" / "report.json").read_text()), "fuzz report")
 
 
 def test_show_prints_the_diff_of_a_known_mutant(runs) -> None:

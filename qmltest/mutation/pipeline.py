@@ -244,7 +244,15 @@ def generate_search(
                 on_mutant(m)
         progress(1)
 
-    results = parallel.run_tasks(_search_task, shared, items, where, done)
+    if where is None or where.local:  # in-process: each mutant is logged the moment it is evaluated
+        gen = Generator(original, reference, evaluator, opts.settings, opts.seed, records, on_mutant)
+        results = []
+        for cell, name in items:
+            op = qf_ops.get(name, distribution=opts.distribution, scale=opts.scale)
+            results.append(gen.run(op, cell.scope, cell.name))
+            progress(1)
+    else:
+        results = parallel.run_tasks(_search_task, shared, items, where, done)
     table: dict[str, dict] = {cell.name: {} for cell in cells}
     cands: dict[str, Candidate] = {}
     for (cell, name), result in zip(items, results):
