@@ -68,8 +68,7 @@ def import_model(
     weight_values = sources.load_weights(weights) if weights is not None else None
     data_x = None
     if data is not None:
-        spec, split = datasets.parse_spec(data, default_split="train")
-        data_x, _ = datasets.select(spec, split)
+        data_x, _ = datasets.select(data, "train")
     steps = parse_cli(list(preprocess or []), data_x)
     model = from_circuit(
         circuit,

@@ -27,8 +27,7 @@ from qmltest.noise.config import load as load_noise
 
 def load_data(spec: str, model: artifact.Model, per_class: int | None, seed: int) -> Data:
     """'mnist:train' (builtin and split) or a file; labels mapped to the model's classes."""
-    source, split = datasets.parse_spec(spec)
-    x, y = datasets.select(source, split, model.classes, per_class, seed)
+    x, y = datasets.select(spec, "test", model.classes, per_class, seed)
     return Data(spec, model.encode(x), label_indices(model, y), x)
 
 

@@ -203,52 +203,24 @@ def validate_manifest(m: dict, source: str) -> None:
         raise _fail(
             source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
         )
-    schemas.validate("manifest", m, source)
-    if m["format_version"] != FORMAT_VERSION:
-        raise _fail(
-            source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
-        )
-    if not isinstance(m["num_qubits"], int) or m["num_qubits"] < 1:
-        raise _fail(source, "manifest 'num_qubits' must be a positive integer")
-    if not isinstance(m["feature_names"], list) or not all(isinstance(n, str) for n in m["feature_names"]):
-        raise _fail(source, "manifest 'feature_names' must be a list of strings")
-    enc = m["encoding"]
-    if not isinstance(enc, dict) or enc.get("kind") not in ("angle", "amplitude"):
-        raise _fail(source, "manifest 'encoding.kind' must be 'angle' or 'amplitude'")
-    if enc["kind"] == "amplitude" and m["feature_names"]:
+    schemas.validate("manifest", m, source)  # types, ranges, required keys, finite numbers
+    if m["encoding"]["kind"] == "amplitude" and m["feature_names"]:
         raise _fail(source, "manifest 'feature_names' must be empty for amplitude encoding")
-    if not isinstance(m["preprocessing"], list) or not all(
-        isinstance(s, dict) and "op" in s for s in m["preprocessing"]
-    ):
-        raise _fail(source, "manifest 'preprocessing' must be a list of steps with an 'op'")
-    classes = m["classes"]
-    if not isinstance(classes, list) or len(classes) < 2:
-        raise _fail(source, "manifest 'classes' must list at least two class labels")
-    ro = m["readout"]
-    if not isinstance(ro, dict) or not isinstance(ro.get("qubits"), list):
-        raise _fail(source, "manifest 'readout' needs a 'qubits' list")
-    if ro.get("kind") == "expectation":
+    classes, ro = m["classes"], m["readout"]
+    if ro["kind"] == "expectation":
         _validate_expectation(ro, m, source)
-        return _validate_layers(m, source)
-    if not isinstance(ro.get("map"), list):
-        raise _fail(source, "manifest 'readout' needs 'qubits' and 'map' lists")
-    if len(ro["map"]) != 2 ** len(ro["qubits"]):
-        raise _fail(source, f"manifest 'readout.map' must have 2^{len(ro['qubits'])} entries")
-    if not all(isinstance(c, int) and -1 <= c < len(classes) for c in ro["map"]):
-        raise _fail(source, "manifest 'readout.map' entries must be class indices or -1")
-    never = [classes[c] for c in range(len(classes)) if c not in ro["map"]]
-    if never and not ro.get("allow_unreachable", False):
-        raise _fail(
-            source,
-            f"manifest 'readout.map' never predicts class(es) {never} "
-            "(set readout.allow_unreachable to true to keep such a model as it is)",
-        )
-    _validate_layers(m, source)
-
-
-def _validate_layers(m: dict, source: str) -> None:
-    if not isinstance(m["layers"], list):
-        raise _fail(source, "manifest 'layers' must be a list")
+    else:
+        if len(ro["map"]) != 2 ** len(ro["qubits"]):
+            raise _fail(source, f"manifest 'readout.map' must have 2^{len(ro['qubits'])} entries")
+        if not all(c < len(classes) for c in ro["map"]):
+            raise _fail(source, "manifest 'readout.map' entries must be class indices or -1")
+        never = [classes[c] for c in range(len(classes)) if c not in ro["map"]]
+        if never and not ro.get("allow_unreachable", False):
+            raise _fail(
+                source,
+                f"manifest 'readout.map' never predicts class(es) {never} "
+                "(set readout.allow_unreachable to true to keep such a model as it is)",
+            )
     _validate_preprocessing(m, source)
 
 
@@ -280,9 +252,7 @@ def _validate_preprocessing(m: dict, source: str) -> None:
 
 def _validate_expectation(ro: dict, m: dict, source: str) -> None:
     """An expectation readout: observables over the circuit's width, measured = their support."""
-    obs = ro.get("observables")
-    if not isinstance(obs, list):
-        raise _fail(source, "manifest 'readout.observables' must be a list of Pauli strings")
+    obs = ro["observables"]
     try:
         readout.check_observables(obs, m["num_qubits"], len(m["classes"]))
     except InputError as exc:
@@ -290,9 +260,6 @@ def _validate_expectation(ro: dict, m: dict, source: str) -> None:
     support = sorted(readout.measurement_basis(obs))
     if ro["qubits"] != support:
         raise _fail(source, f"manifest 'readout.qubits' must be the observables' support {support}")
-    t = ro.get("threshold", 0.0)
-    if not isinstance(t, (int, float)) or isinstance(t, bool) or not -1.0 < float(t) < 1.0:
-        raise _fail(source, "manifest 'readout.threshold' must be a number in (-1, 1)")
 
 
 def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:

@@ -73,18 +73,23 @@ def measurement_basis(observables: list[str]) -> dict[int, str]:
     return dict(sorted(basis.items()))
 
 
-def expectation_matrix(observables: list[str], measured: list[int], threshold: float = 0.0) -> np.ndarray:
-    """(2^m, C) score matrix of an expectation readout over the measured qubits (module docstring)."""
+def plus_indicators(observables: list[str], measured: list[int]) -> np.ndarray:
+    """(2^m, J): 1 where basis state s is in the +1 eigenspace of observable j (measured basis)."""
     states = np.arange(2 ** len(measured))
     cols = []
     for obs in observables:
         mask = sum(1 << b for b, q in enumerate(measured) if obs[len(obs) - 1 - q] != "I")
         odd = np.array([bin(int(s) & mask).count("1") % 2 for s in states], dtype=float)
-        cols.append(1.0 - odd)  # +1 eigenvalue indicator
-    if len(observables) == 1:
-        plus = cols[0]
-        return np.stack([1.0 - plus + threshold / 2, plus - threshold / 2], axis=1)
+        cols.append(1.0 - odd)
     return np.stack(cols, axis=1)
+
+
+def expectation_matrix(observables: list[str], measured: list[int], threshold: float = 0.0) -> np.ndarray:
+    """(2^m, C) score matrix of an expectation readout over the measured qubits (module docstring)."""
+    plus = plus_indicators(observables, measured)
+    if len(observables) == 1:
+        return np.stack([1.0 - plus[:, 0] + threshold / 2, plus[:, 0] - threshold / 2], axis=1)
+    return plus
 
 
 def basis_changes(readout: dict) -> list[tuple[str, int]]:
@@ -132,8 +137,4 @@ def predict(probs: np.ndarray, mapping: list[int] | np.ndarray, num_classes: int
 
 def expectation_values(probs: np.ndarray, observables: list[str], measured: list[int]) -> np.ndarray:
     """<P_j> per row from probabilities over the measured register (in the measured basis)."""
-    cols = expectation_matrix(observables, measured) if len(observables) > 1 else None
-    if cols is None:
-        plus = expectation_matrix(observables, measured)[:, 1]
-        return (probs @ (2 * plus - 1))[:, None]
-    return probs @ (2 * cols - 1)
+    return probs @ (2 * plus_indicators(observables, measured) - 1)

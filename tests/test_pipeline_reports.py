@@ -16,6 +16,7 @@ from qmltest_cli.main import app
 from typer.testing import CliRunner
 
 import qmltest
+from qmltest import schemas
 
 runner = CliRunner()
 MODEL = "data/models/zfm-ra-iris"
@@ -101,8 +102,6 @@ def _shape(obj: object) -> object:
 
 
 def test_every_strategy_under_every_criterion_gives_one_schema(runs) -> None:
-    from qmltest import schemas
-
     _, out = runs
     for r in out.values():
         schemas.validate("mutation-report", r, "report")  # the published schema
@@ -207,43 +206,10 @@ def test_html_reports_link_only_files_that_exist(runs, tmp_path) -> None:
 def test_cover_and_fuzz_html(tmp_path) -> None:
     prof = tmp_path / "p.json"
     assert runner.invoke(app, ["profile", MODEL, "--data", "iris:train", "--out", str(prof), "-q"]).exit_code == 0
-    res = runner.invoke(
-        app,
-        [
-            "cover",
-            MODEL,
-            "--profile",
-            str(prof),
-            "--data",
-            "iris:test",
-            "--k",
-            "10",
-            "--html",
-            str(tmp_path / "cov"),
-            "-q",
-        ],
-    )
+    cover = ["cover", MODEL, "--profile", str(prof), "--data", "iris:test", "--k", "10"]
+    res = runner.invoke(app, [*cover, "--html", str(tmp_path / "cov"), "--json", str(tmp_path / "cov.json"), "-q"])
     assert res.exit_code == 0, res.output
     assert "ksc-cells.png" in _check_html(tmp_path / "cov")
-    from qmltest import schemas
-
-    res = runner.invoke(
-        app,
-        [
-            "cover",
-            MODEL,
-            "--profile",
-            str(prof),
-            "--data",
-            "iris:test",
-            "--k",
-            "10",
-            "--json",
-            str(tmp_path / "cov.json"),
-            "-q",
-        ],
-    )
-    assert res.exit_code == 0, res.output
     schemas.validate("coverage-report", json.loads((tmp_path / "cov.json").read_text()), "cov.json")
     schemas.validate("profile", json.loads(prof.read_text()), "p.json")
     res = runner.invoke(

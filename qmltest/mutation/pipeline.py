@@ -234,24 +234,22 @@ def generate_search(
         folder.append(m.record())
 
     items = [(cell, op) for cell in cells for op in names]
-    shared = SearchShared(original, reference, evaluator, opts, records)
-
-    def done(_: int, result: object) -> None:
-        if isinstance(result, TaskError):
-            return
-        for m in sorted(result[1], key=lambda m: m.id):  # type: ignore[index]
-            if m.id not in records:
-                on_mutant(m)
-        progress(1)
-
     if where is None or where.local:  # in-process: each mutant is logged the moment it is evaluated
         gen = Generator(original, reference, evaluator, opts.settings, opts.seed, records, on_mutant)
-        results = []
+        results: list = []
         for cell, name in items:
-            op = qf_ops.get(name, distribution=opts.distribution, scale=opts.scale)
-            results.append(gen.run(op, cell.scope, cell.name))
+            results.append(gen.run(_operator(opts, name), cell.scope, cell.name))
             progress(1)
-    else:
+    else:  # on workers: a task's mutants are logged when the task comes back
+
+        def done(_: int, result: object) -> None:
+            if not isinstance(result, TaskError):
+                for m in sorted(result[1], key=lambda m: m.id):  # type: ignore[index]
+                    if m.id not in records:
+                        on_mutant(m)
+            progress(1)
+
+        shared = SearchShared(original, reference, evaluator, opts, records)
         results = parallel.run_tasks(_search_task, shared, items, where, done)
     table: dict[str, dict] = {cell.name: {} for cell in cells}
     cands: dict[str, Candidate] = {}
@@ -310,7 +308,11 @@ def _search_task(shared: SearchShared, item: tuple[Cell, str]) -> tuple[list[Mut
     cell, name = item
     o = shared.opts
     gen = Generator(shared.original, shared.reference, shared.evaluator, o.settings, o.seed, shared.records)
-    return gen.run(qf_ops.get(name, distribution=o.distribution, scale=o.scale), cell.scope, cell.name)
+    return gen.run(_operator(o, name), cell.scope, cell.name)
+
+
+def _operator(opts: Options, name: str) -> qf_ops.Operator:
+    return qf_ops.get(name, distribution=opts.distribution, scale=opts.scale)
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,14 @@ def validate(name: str, data: object, source: str) -> None:
     errors = sorted(_validator(name).iter_errors(data), key=lambda e: (-len(e.absolute_path), str(e.absolute_path)))
     if errors:
         best = errors[0]
-        message = best.message if len(best.message) <= 160 else best.message[:157] + "..."
-        raise InputError(f"{source}: field '{_path(best.absolute_path)}': {message}")
+        path, message = list(best.absolute_path), best.message
+        if best.validator == "additionalProperties" and isinstance(best.instance, dict):
+            known = sorted(best.schema.get("properties", {}))
+            extra = sorted(k for k in best.instance if k not in known)
+            path.append(extra[0])  # name the unknown key itself, with the keys that are allowed there
+            message = f"is not a known key (known: {', '.join(known)})"
+        message = message if len(message) <= 160 else message[:157] + "..."
+        raise InputError(f"{source}: field '{_path(path)}': {message}")
     bad = first_non_finite(data)
     if bad is not None:
         raise InputError(f"{source}: field '{bad}': NaN or infinite number")

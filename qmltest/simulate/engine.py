@@ -108,12 +108,7 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
     chunk = max(1, CHUNK_BYTES // required_bytes(n))
     out = []
     for lo in range(0, len(encoded), chunk):
-        part = encoded[lo : lo + chunk]
-        if job.amplitude:
-            psi0, values = part.astype(complex), {}
-        else:
-            psi0 = statevector.zero_states(len(part), n)
-            values = {p: part[:, i] for i, p in enumerate(job.inputs)}
+        psi0, values = _start(job, encoded[lo : lo + chunk])
         if any(op.name == "dephase" for op in ops):
             out.append(statevector.probabilities_with_dephasing(ops, psi0, values, n, list(job.measured)))
             continue
@@ -128,10 +123,16 @@ PREFIX_BYTES = 512 * 2**20
 """Memory the cached boundary states of one data set may take (prefix reuse)."""
 
 
+def _values(job: Circuit, encoded: np.ndarray) -> dict:
+    """Feature columns by parameter (angle encoding); amplitude inputs bind no parameters."""
+    return {} if job.amplitude else {p: encoded[:, i] for i, p in enumerate(job.inputs)}
+
+
 def _start(job: Circuit, encoded: np.ndarray) -> tuple[np.ndarray, dict]:
-    if job.amplitude:
-        return np.asarray(encoded, dtype=complex), {}
-    return statevector.zero_states(len(encoded), job.num_qubits), {p: encoded[:, i] for i, p in enumerate(job.inputs)}
+    """Initial batch states and parameter values for encoded inputs."""
+    encoded = np.asarray(encoded)
+    psi0 = encoded.astype(complex) if job.amplitude else statevector.zero_states(len(encoded), job.num_qubits)
+    return psi0, _values(job, encoded)
 
 
 def reusable(job: Circuit, encoded: np.ndarray) -> bool:
@@ -163,8 +164,7 @@ def boundary_states(job: Circuit, encoded: np.ndarray) -> dict[int, np.ndarray]:
 def probabilities_from(job: Circuit, encoded: np.ndarray, start: int, psi: np.ndarray) -> np.ndarray:
     """Probabilities resuming at boundary `start` from the batch state there: the same bits as a
     run from the beginning, because fusion never crosses a boundary."""
-    encoded = np.asarray(encoded)
-    values = {} if job.amplitude else {p: encoded[:, i] for i, p in enumerate(job.inputs)}
+    values = _values(job, np.asarray(encoded))
     rel = tuple(b - start for b in job.boundaries if b > start)
     out = statevector.run(job.ops[start:], psi, values, job.num_qubits, rel)
     return statevector.marginal_probabilities(out, list(job.measured), job.num_qubits)
