@@ -70,6 +70,26 @@ def test_layers_data_reuploading():
     ]
 
 
+def test_layers_reuploading_block_ending_in_a_cnot_ladder():
+    """PennyLane-style re-uploading: RY(x) layer, RZ(w) layer, CNOT ladder; the ladder closes the block."""
+    x, w = ParameterVector("x", 3), ParameterVector("w", 6)
+    qc = QuantumCircuit(3)
+    for r in range(2):
+        for q in range(3):
+            qc.ry(x[q], q)
+        for q in range(3):
+            qc.rz(w[3 * r + q], q)
+        qc.cx(0, 1)
+        qc.cx(1, 2)
+    model = from_circuit(qc, np.arange(1, 7) / 10, readout="basis", classes=[0, 1, 2], measure=[0, 1])
+    assert [(r["kind"], r["start"], r["stop"]) for r in model.manifest["layers"]] == [
+        ("feature_map", 0, 3),
+        ("ansatz", 3, 8),
+        ("feature_map", 8, 11),
+        ("ansatz", 11, 16),
+    ]
+
+
 def test_layers_library_blocks_appended_as_gates():
     fm, ans = zz_feature_map(2), real_amplitudes(2, reps=1)
     qc = QuantumCircuit(2)

@@ -12,8 +12,9 @@ Pure functions over a list of gate roles, so the rule is testable without a circ
   *close* a conjugation opened inside it (the second CX of ZZFeatureMap's ``cx p(x) cx``, the
   second H of PauliFeatureMap's ``h p(x) h``): the same gate on the same qubits occurs earlier in
   the feature map with a data gate on those qubits in between. The rest go to the ansatz.
-- Constant gates before a feature map (its H layer) belong to it; leading constants before an
-  ansatz belong to that ansatz.
+- Constant gates before a feature map (its H layer) belong to it, except entangling ones right
+  after an ansatz's weights (the CNOT ladder closing a re-uploading block); leading constants
+  before an ansatz belong to that ansatz.
 - Library blocks composed as single instructions (``qc.append(zz_feature_map(4).to_gate(), ...)``)
   give one layer each (`groups`), named after the block.
 """
@@ -43,6 +44,7 @@ def infer(roles: list[str], qubits: list[tuple[int, ...]], names: list[str]) -> 
         return []
     kinds = _region_kinds(roles)
     _close_conjugations(kinds, roles, qubits, names)
+    _keep_trailing_entanglers(kinds, roles, qubits)
     return _table(kinds)
 
 
@@ -87,6 +89,18 @@ def _close_conjugations(kinds: list[str], roles: list[str], qubits: list[tuple[i
             kinds[j] = "feature_map"
             j += 1
         i = j
+
+
+def _keep_trailing_entanglers(kinds: list[str], roles: list[str], qubits: list[tuple[int, ...]]) -> None:
+    """Entangling constants right after an ansatz's weights and before the next data stretch close
+    that ansatz block (a CNOT ladder ending each re-uploading block), not open the feature map:
+    the feature map keeps only the single-qubit constants in front of its data (its H layer)."""
+    for i in range(1, len(kinds)):
+        if roles[i - 1] == "W" and kinds[i] == "feature_map":
+            j = i
+            while j < len(kinds) and roles[j] == "C" and len(qubits[j]) > 1:
+                kinds[j] = "ansatz"
+                j += 1
 
 
 def _closes(j: int, start: int, roles: list[str], qubits: list[tuple[int, ...]], names: list[str]) -> bool:
