@@ -1,11 +1,12 @@
 """Scale-out: wall time of one fixed mutate run at 1 and 2 workers, the per-task overhead, efficiency.
 
 The run: the directed QML suite on the shipped MNIST 0/1 QCL model (285 mutants, 8 qubits), test
-suite mnist:test 50 per class, 1000 shots, statistical evidence and majority verdicts, plus the
-null control. The baseline is the same pipeline in one process (`--workers 1`, no Dask import), the
-way a user runs it today. Dask runs a LocalCluster of single-threaded worker processes; its start-up
-is timed apart. Efficiency = t1 / (k * tk) over the mutate call alone. Usage:
-    python benchmarks/parallel.py [WORKERS ...]        (default: 1 2)
+suite mnist:test PER_CLASS per class (QCov Table 3's suite sizes: 50 and 100), 1000 shots,
+statistical evidence and majority verdicts, plus the null control. The baseline is the same
+pipeline in one process (`--workers 1`, no Dask import), the way a user runs it today. Dask runs a
+LocalCluster of single-threaded worker processes; its start-up is timed apart. Efficiency =
+t1 / (k * tk) over the mutate call alone. Usage:
+    python benchmarks/parallel.py [--per-class N] [WORKERS ...]        (default: 100; 1 2)
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ def overhead_per_task(where: parallel.Plan, n: int = 400) -> float:
         return (time.perf_counter() - start) / n
 
 
-def main(counts: list[int]) -> None:
+def main(counts: list[int], per_class: int) -> None:
     model = artifact.load(MODEL)
-    x, y = datasets.select("mnist:test", "test", model.classes, 50, 0)
-    suite = Data("mnist:test[50]", model.encode(x), label_indices(model, y), x)
+    x, y = datasets.select("mnist:test", "test", model.classes, per_class, 0)
+    suite = Data(f"mnist:test[{per_class}]", model.encode(x), label_indices(model, y), x)
+    print(f"QML suite on {MODEL}, {len(y)} inputs ({per_class} per class), 1000 shots, 20 repeats")
     opts = pipeline.Options(suite="qml", shots=1000, seed=0)
     times, startup, reports = {}, {}, {}
     for k in counts:
@@ -77,4 +79,8 @@ def main(counts: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1, 2])
+    args = sys.argv[1:]
+    n = 100
+    if args[:1] == ["--per-class"]:
+        n, args = int(args[1]), args[2:]
+    main([int(a) for a in args] or [1, 2], n)

@@ -94,13 +94,13 @@ def _param(value: object, in_ansatz: bool) -> Param:
 
 def blocks_of(gates: list[Gate]) -> tuple[Block, ...]:
     """Group consecutive gates of one category into blocks."""
-    out: list[Block] = []
+    runs: list[list[Gate]] = []
     for g in gates:
-        if out and out[-1].kind == g.category:
-            out[-1] = Block(g.category, out[-1].gates + (g,))
+        if runs and runs[-1][0].category == g.category:
+            runs[-1].append(g)
         else:
-            out.append(Block(g.category, (g,)))
-    return tuple(out)
+            runs.append([g])
+    return tuple(Block(run[0].category, tuple(run)) for run in runs)
 
 
 def infer_layers(gate_has_data: list[bool]) -> list[dict]:

@@ -24,6 +24,17 @@ from typing import Any
 from qmltest.errors import InputError
 
 RETRIES = 1
+BATCHES_PER_WORKER = 8  # enough for the last batches to balance; Dask's ~4 ms per task stays < 1%
+# On a small machine the client's scheduler thread and each worker's sampling profiler took CPU
+# from the tasks (measured: ~1 s of scheduler CPU in a 6 s run on 2 cores); tasks are few and
+# coarse, so work stealing and the profiler buy nothing here.
+QUIET = {
+    "distributed.scheduler.work-stealing": False,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+WARM_MODULES = ("qmltest.mutation.pipeline", "qmltest.fuzz.run", "qmltest.attacks", "qmltest.simulate.noisy")
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,14 @@ def plan(workers: int | None = 1, cluster: str | None = None, batch: int | None 
     return Plan(workers, cluster, batch)
 
 
+def _warm() -> None:
+    """Import the heavy modules (qiskit, Aer) on a worker before its first task, not inside it."""
+    import importlib
+
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+
+
 def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
     try:
         return fn(shared, item)
@@ -86,39 +105,64 @@ def run_tasks(
     items: Sequence[Any],
     where: Plan | None = None,
     on_result: Callable[[int, Any], None] | None = None,
+    later: Callable[[], Sequence[Any]] | None = None,
 ) -> list[Any]:
-    """fn(shared, item) for every item; results in item order (TaskError for items that failed)."""
+    """fn(shared, item) for every item; results in item order (TaskError for items that failed).
+
+    `later()`, if given, is called in the client once `items` are on their way (in-process: after
+    they ran); its items follow, their indices continuing after `items`. Client-side work such as
+    mutant generation so overlaps the workers' first round instead of leaving them idle.
+    """
     where = where or Plan()
-    results: list[Any] = [None] * len(items)
+    results: list[Any] = []
 
     def done(index: int, result: Any) -> None:
         results[index] = result
         if on_result is not None:
             on_result(index, result)
 
-    if not items:
+    if not items and later is None:
         return results
     if where.local:
-        for i, item in enumerate(items):
-            done(i, _batch(fn, shared, [(i, item)])[0][1])
+        rounds = [items]
+        while rounds:
+            chunk = rounds.pop()
+            offset = len(results)
+            results.extend([None] * len(chunk))
+            for i, item in enumerate(chunk):
+                done(offset + i, _batch(fn, shared, [(offset + i, item)])[0][1])
+            if later is not None:
+                rounds.append(later())
+                later = None
         return results
     with _reuse_or_start(where) as dask_client:
         from distributed import as_completed
 
         n_workers = max(1, len(dask_client.scheduler_info().get("workers", {})) or where.workers)
-        size = where.batch or max(1, -(-len(items) // (4 * n_workers)))
-        indexed = list(enumerate(items))
-        batches = [indexed[i : i + size] for i in range(0, len(indexed), size)]
         # one object in a list: scattering a dict directly would scatter each of its values apart
         remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
-        futures = {
-            dask_client.submit(_batch, fn, remote, b, pure=False, retries=RETRIES + 1): k for k, b in enumerate(batches)
-        }
-        for future in as_completed(list(futures)):
+        futures: dict[Any, list[tuple[int, Any]]] = {}
+
+        def submit(chunk: Sequence[Any]) -> list[Any]:
+            offset = len(results)
+            results.extend([None] * len(chunk))
+            size = where.batch or max(1, -(-len(chunk) // (BATCHES_PER_WORKER * n_workers)))
+            indexed = [(offset + i, item) for i, item in enumerate(chunk)]
+            new = []
+            for i in range(0, len(indexed), size):
+                future = dask_client.submit(_batch, fn, remote, indexed[i : i + size], pure=False, retries=RETRIES + 1)
+                futures[future] = indexed[i : i + size]
+                new.append(future)
+            return new
+
+        pending = as_completed(submit(items))
+        if later is not None:
+            pending.update(submit(later()))
+        for future in pending:
             try:
                 pairs = future.result()
             except Exception:  # workers died under this batch more often than Dask retries: run it here
-                pairs = _batch(fn, shared, batches[futures[future]])
+                pairs = _batch(fn, shared, futures[future])
             for index, result in pairs:
                 done(index, result)
     return results
@@ -167,6 +211,7 @@ def client(where: Plan) -> Iterator[Any]:
         except (OSError, TimeoutError) as exc:
             raise InputError(f"--cluster {where.cluster}: cannot connect ({exc})") from None
         try:
+            c.run(_warm)
             yield c
         finally:
             c.close()
@@ -178,7 +223,7 @@ def client(where: Plan) -> Iterator[Any]:
     # in again; measured here it made a worker's state-vector updates 4-10x slower than in-process.
     environ = {"OMP_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1, "MKL_NUM_THREADS": 1}
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **QUIET}):
             cluster = LocalCluster(
                 n_workers=where.workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
             )
@@ -186,6 +231,7 @@ def client(where: Plan) -> Iterator[Any]:
         raise InputError(f"cannot start a local Dask cluster of {where.workers} workers: {exc}") from None
     c = Client(cluster)
     try:
+        c.run(_warm)  # part of the cluster's start-up: workers import qiskit once, in parallel
         yield c
     finally:
         c.close()

@@ -194,3 +194,36 @@ def test_resume_after_kill_9_of_the_client(tmp_path) -> None:
     total = len(clean["mutants"])
     lines = log.read_text().count("\n")
     assert lines - done_before <= total - 40 + 2 * 2  # finished work was not redone (a torn batch at most)
+
+
+def test_a_worker_killed_in_the_middle_of_a_mutate_run_gives_the_same_report() -> None:
+    """One of two workers exits while mutants are in flight; Dask reruns its tasks elsewhere."""
+    from qmltest import artifact
+    from qmltest.data import datasets
+    from qmltest.evaluate import label_indices
+    from qmltest.mutation import pipeline
+    from qmltest.mutation.evaluate import Data
+
+    model = artifact.load(MODEL)
+    x, y = datasets.select("iris:test", "test", model.classes, None, 0)
+    suite = Data("iris:test", model.encode(x), label_indices(model, y), x)
+    opts = pipeline.Options(suite="qml", operators=("APC", "ALD"), shots=200, seed=4)
+    expected, _ = pipeline.run(model, [suite], opts)
+    where = parallel.plan(2, batch=2)
+    ticks: list[int] = []
+    with parallel.session(where):
+        c = parallel._SESSIONS[where]
+        victim = sorted(c.scheduler_info()["workers"])[0]
+        pid = c.run(os.getpid, workers=[victim])[victim]
+        generated = len(expected["mutants"])
+
+        def tick(k: int = 1) -> None:
+            ticks.append(k)
+            if len(ticks) == generated + 3:  # three mutants evaluated, the rest still queued or running
+                os.kill(pid, signal.SIGKILL)
+
+        result, _ = pipeline.run(model, [suite], opts, progress=tick, where=where)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the worker really died
+    assert len(ticks) == 2 * generated
+    assert result == expected

@@ -20,10 +20,16 @@ def flatten(ir: ModelIR) -> list[Row]:
 
 def rebuild(ir: ModelIR, rows: list[Row]) -> ModelIR:
     """New IR with each layer's gates taken from `rows` (order kept), blocks regrouped."""
+    per_layer: list[list[Gate]] = [[] for _ in ir.layers]
+    for r in rows:
+        per_layer[r.layer].append(r.gate)
     layers = []
-    for i, layer in enumerate(ir.layers):
-        gates = [r.gate for r in rows if r.layer == i]
-        layers.append(Layer(layer.name, layer.kind, blocks_of(gates)))
+    for layer, gates in zip(ir.layers, per_layer):
+        old = layer.gates
+        if len(old) == len(gates) and all(a is b for a, b in zip(old, gates)):
+            layers.append(layer)  # unchanged: blocks are always blocks_of(gates), so reuse it
+        else:
+            layers.append(Layer(layer.name, layer.kind, blocks_of(gates)))
     return replace(ir, layers=tuple(layers))
 
 

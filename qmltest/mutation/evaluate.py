@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,9 +37,11 @@ class Data:
     y: np.ndarray
     raw: np.ndarray | None = None  # kept for mutants that change the preprocessing (DFC)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
-        """Content key: two suites drawn from one file (same name, other rows) never share a cache entry."""
+        """Content key: two suites drawn from one file (same name, other rows) never share a cache entry.
+
+        Cached: hashing 200 raw MNIST rows on every lookup took 23% of a mutant's evaluation."""
         h = hashlib.sha256()
         for arr in (self.encoded, self.y) + (() if self.raw is None else (self.raw,)):
             a = np.ascontiguousarray(arr)
@@ -125,8 +128,8 @@ class Evaluator:
 
     def mutant_probs(self, mutant: Model, data: Data) -> tuple[np.ndarray | None, str]:
         """(probabilities, status): status is ok, equivalent or incompetent (the mutant cannot run)."""
-        try:
-            p = self.probs(mutant, data)
+        try:  # a null copy (the original itself) reuses the original's probabilities: the same bits
+            p = self.original_probs(data) if mutant is self.original else self.probs(mutant, data)
         except QmlTestError as exc:
             return None, f"incompetent: {exc}"
         base = self.original_probs(data)

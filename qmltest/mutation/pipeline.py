@@ -30,6 +30,7 @@ from qmltest import artifact, parallel, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import criteria, sites, stats
+from qmltest.mutation import delta as delta_mod
 from qmltest.mutation import operators as qf_ops
 from qmltest.mutation.evaluate import Data, Evaluator, seed_of
 from qmltest.mutation.generate import Generator, Mutant, Settings, Step
@@ -123,6 +124,7 @@ class Candidate:
     search: dict = field(default_factory=dict)
     touched: list[int] = field(default_factory=list)
     evidence: dict[str, dict] = field(default_factory=dict)
+    delta: delta_mod.Delta | None = None  # set instead of `model` on the way to a worker
 
 
 class RunFolder:
@@ -194,19 +196,34 @@ def _finite(x: float) -> float | None:
 
 
 def touched_gates(original: Model, mutant: Model) -> list[int]:
-    """Indices of the original's gates a mutant changes (an insertion marks the gate it precedes)."""
+    """Indices of the original's gates a mutant changes (an insertion marks the gate it precedes).
+
+    The common head and tail are skipped first (a mutant shares the original's unchanged gate
+    objects), so the diff runs only over the few changed gates.
+    """
 
     def sig(g) -> tuple:
         return (g.name, g.qubits, tuple(str(p.value) for p in g.params))
 
-    a = [sig(g) for g in original.ir.gates]
-    b = [sig(g) for g in mutant.ir.gates]
+    ga, gb = original.ir.gates, mutant.ir.gates
+
+    def same(x, y) -> bool:
+        return x is y or sig(x) == sig(y)
+
+    head = 0
+    while head < min(len(ga), len(gb)) and same(ga[head], gb[head]):
+        head += 1
+    tail = 0
+    while tail < min(len(ga), len(gb)) - head and same(ga[-1 - tail], gb[-1 - tail]):
+        tail += 1
+    a = [sig(g) for g in ga[head : len(ga) - tail]]
+    b = [sig(g) for g in gb[head : len(gb) - tail]]
     out: set[int] = set()
     for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
-            out.update(range(i1, i2))
-        elif tag == "insert" and a:
-            out.add(min(i1, len(a) - 1))
+            out.update(range(head + i1, head + i2))
+        elif tag == "insert" and ga:
+            out.add(min(head + i1, len(ga) - 1))
     return sorted(out)
 
 
@@ -325,8 +342,21 @@ class EvalShared:
     opts: Options
 
 
+def shipped(original: Model, cand: Candidate) -> Candidate:
+    """The candidate as a task item: its mutant as a delta from the original (see `delta`)."""
+    if cand.model is None:
+        return replace(cand, evidence=dict(cand.evidence))
+    if cand.model is original:  # a null copy: the worker takes the shared original
+        return replace(cand, evidence=dict(cand.evidence), model=None)
+    return replace(cand, evidence=dict(cand.evidence), model=None, delta=delta_mod.delta_of(original, cand.model))
+
+
 def _evaluate_task(shared: EvalShared, cand: Candidate) -> dict[str, dict]:
     """Evidence of one candidate on the suites it has none for yet."""
+    if cand.delta is not None:
+        cand = replace(cand, model=delta_mod.apply(shared.evaluator.original, cand.delta), delta=None)
+    elif cand.model is None:  # a null copy
+        cand = replace(cand, model=shared.evaluator.original)
     return {
         s.name: evidence_for(cand, s, shared.masks[s.name], shared.evaluator, shared.opts)
         for s in shared.suites
@@ -482,25 +512,36 @@ def _run(
         "data": {s.name: s.fingerprint for s in suites + ([reference] if reference is not None else [])},
     }
     folder = RunFolder(out, fresh, fingerprint, original)
+    if opts.strategy != "search" and cells and [c.name for c in cells] != ["all"]:
+        raise InputError("--scan and scopes apply to the search strategy (quanforge operators)")
     started = time.perf_counter()
-    if opts.strategy == "search":
-        cells = cells or [Cell("all", Scope())]
-        cands, generation = generate_search(original, reference, cells, opts, evaluator, folder, tick, where)  # type: ignore[arg-type]
-        gen_seconds = time.perf_counter() - started
-    else:
-        if cells and [c.name for c in cells] != ["all"]:
-            raise InputError("--scan and scopes apply to the search strategy (quanforge operators)")
-        cands, generation, gen_seconds = generate_sites(original, opts, tick)
-    eval_started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
-    pending = []
-    for cand in cands:
-        rec = folder.records.get(cand.id, {})
-        cand.evidence = dict(rec.get("suites", {}))
-        if cand.model is not None:
-            cand.touched = touched_gates(original, cand.model)
-        if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
-            pending.append(cand)
+    shared = EvalShared(evaluator, tuple(suites), masks, opts)
+    copies = null_copies(original)
+    null_results: dict[int, object] = {}
+    cands: list[Candidate] = []
+    pending: list[Candidate] = []
+    generation: dict = {}
+    gen_seconds = 0.0
+
+    def generate() -> list[Candidate]:
+        """Runs in the client while the workers evaluate the null copies."""
+        nonlocal cands, generation, gen_seconds
+        gen_started = time.perf_counter()
+        if opts.strategy == "search":
+            search_cells = cells or [Cell("all", Scope())]
+            cands, generation = generate_search(original, reference, search_cells, opts, evaluator, folder, tick, where)  # type: ignore[arg-type]
+            gen_seconds = time.perf_counter() - gen_started
+        else:
+            cands, generation, gen_seconds = generate_sites(original, opts, tick)
+        for cand in cands:
+            rec = folder.records.get(cand.id, {})
+            cand.evidence = dict(rec.get("suites", {}))
+            if cand.model is not None:
+                cand.touched = touched_gates(original, cand.model)
+            if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
+                pending.append(cand)
+        return [shipped(original, c) for c in pending]
 
     def evaluated(index: int, result: object) -> None:
         cand = pending[index]
@@ -512,20 +553,16 @@ def _run(
         folder.append({"id": cand.id, "site": cand.site, "operator": cand.operator, "suites": cand.evidence})
         tick(1)
 
-    shared = EvalShared(evaluator, tuple(suites), masks, opts)
-    copies = null_copies(original)
-    null_results: dict[int, object] = {}
-
-    def finished(index: int, result: object) -> None:  # mutants and null copies share one task round
-        if index < len(pending):
-            evaluated(index, result)
+    def finished(index: int, result: object) -> None:  # null copies first, then the mutants
+        if index < len(copies):
+            null_results[index] = result
         else:
-            null_results[index - len(pending)] = result
+            evaluated(index - len(copies), result)
 
-    items = [replace(c, evidence=dict(c.evidence)) for c in pending] + copies
-    parallel.run_tasks(_evaluate_task, shared, items, where, finished)
+    copies_out = [shipped(original, c) for c in copies]
+    parallel.run_tasks(_evaluate_task, shared, copies_out, where, finished, later=generate)
     nulls = null_evidence(copies, [null_results[i] for i in range(len(copies))], suites)
-    eval_seconds = time.perf_counter() - eval_started
+    eval_seconds = time.perf_counter() - started - gen_seconds
     rows = [candidate_row(c) for c in cands]
     data = {
         "meta": {

@@ -461,15 +461,26 @@ CLASSIC: dict[str, type[QmlOperator]] = {
 }
 
 
-def canonical(model: Model) -> tuple:
+def canonical(model: Model, keys: dict[int, tuple] | None = None) -> tuple:
     """A form equal for circuits that differ only in the order of gates on disjoint qubits.
 
     Gates are keyed by ASAP time step, then qubits; with the preprocessing (DFC mutants differ there)
-    and the readout (remove-measure mutants differ there).
+    and the readout (remove-measure mutants differ there). `keys` caches each gate's key by object
+    (mutants share the original's unchanged gate objects), so a generation run keys each gate once.
     """
-    rows = edit.flatten(model.ir)
-    steps = edit.moments(rows)
-    gates = sorted(
-        (t, r.gate.qubits, r.gate.name, tuple(str(p.value) for p in r.gate.params)) for t, r in zip(steps, rows)
-    )
+    keys = {} if keys is None else keys
+    free: dict[int, int] = {}
+    gates = []
+    for layer in model.ir.layers:
+        for block in layer.blocks:
+            for g in block.gates:
+                entry = keys.get(id(g))
+                if entry is None or entry[0] is not g:
+                    entry = keys[id(g)] = (g, (g.qubits, g.name, tuple(str(p.value) for p in g.params)))
+                qs = g.qubits
+                t = free.get(qs[0], 0) if len(qs) == 1 else max(free.get(q, 0) for q in qs)
+                for q in qs:
+                    free[q] = t + 1
+                gates.append((t, *entry[1]))
+    gates.sort()
     return (tuple(gates), repr(model.manifest["preprocessing"]), model.ir.measured, model.readout_matrix.tobytes())

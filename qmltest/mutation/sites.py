@@ -39,9 +39,9 @@ class Generated:
     seconds: float = 0.0
 
 
-def mutant_id(model: Model, site: Site, mutant: Model | None) -> str:
+def mutant_id(model: Model, site: Site, mutant: Model | None, form: tuple | None = None) -> str:
     """Content address from the original's hash, the site and the mutant's canonical form."""
-    body = "" if mutant is None else repr(canonical(mutant))
+    body = "" if mutant is None else repr(form if form is not None else canonical(mutant))
     return hashlib.sha256(f"{model.sha256}\x1f{site.describe()}\x1f{body}".encode()).hexdigest()[:16]
 
 
@@ -50,7 +50,9 @@ def generate(model: Model, ops: list[QmlOperator], strategy: str) -> tuple[list[
     if strategy not in ("directed", "exhaustive"):
         raise InputError(f"--strategy must be directed or exhaustive, got '{strategy}'")
     directed = strategy == "directed"
-    seen = {canonical(model)}
+    keys: dict[int, tuple] = {}
+    original_form = canonical(model, keys)
+    seen = {original_form}
     out: list[Generated] = []
     skipped: dict[str, dict[str, int]] = {}
     for op in ops:
@@ -67,13 +69,13 @@ def generate(model: Model, ops: list[QmlOperator], strategy: str) -> tuple[list[
                 mutant, status = None, f"incompetent: {exc}"
             except Exception as exc:  # an edit that yields no valid circuit is an incompetent mutant
                 mutant, status = None, f"incompetent: {type(exc).__name__}: {exc}"
-            if directed and mutant is not None:
-                form = canonical(mutant)
+            form = None if mutant is None else canonical(mutant, keys)
+            if directed and form is not None:
                 if form in seen:
-                    counts["identical_to_original" if form == canonical(model) else "duplicate_circuit"] += 1
+                    counts["identical_to_original" if form == original_form else "duplicate_circuit"] += 1
                     continue
                 seen.add(form)
-            g = Generated(site, mutant, mutant_id(model, site, mutant), status)
+            g = Generated(site, mutant, mutant_id(model, site, mutant, form), status)
             g.seconds = time.perf_counter() - start
             out.append(g)
         skipped[op.name] = counts
