@@ -32,8 +32,24 @@ def _tensor_all(error: QuantumError, k: int) -> QuantumError:
     return out
 
 
+_ERRORS: dict[tuple[str, int], QuantumError | None] = {}
+
+
 def gate_error(cfg: NoiseConfig, num_qubits: int) -> QuantumError | None:
-    """The composed channel after a gate on `num_qubits` qubits, or None when every rate is zero."""
+    """The composed channel after a gate on `num_qubits` qubits, or None when every rate is zero.
+
+    Kept per (config content, size): the same error object across drift repetitions and calls
+    lets the density-matrix engine convert it to a superoperator once."""
+    key = (cfg.sha256, num_qubits)
+    if cfg.sha256 and key in _ERRORS:
+        return _ERRORS[key]
+    err = _gate_error(cfg, num_qubits)
+    if cfg.sha256:
+        _ERRORS[key] = err
+    return err
+
+
+def _gate_error(cfg: NoiseConfig, num_qubits: int) -> QuantumError | None:
     parts: list[QuantumError] = []
     p = float(cfg.get("depolarizing", "p1" if num_qubits == 1 else "p2", 0.0) or 0.0)
     if p > 0:
@@ -93,18 +109,28 @@ def noise_model(cfg: NoiseConfig, circuit: QuantumCircuit) -> NoiseModel | None:
         return backend_model(str(cfg.get("backend", "fake")))
     if cfg.mode != "gates":
         return None
-    names: dict[int, set[str]] = {}
-    for inst in circuit.data:
-        if inst.operation.name not in SKIP:
-            names.setdefault(inst.operation.num_qubits, set()).add(inst.operation.name)
+    errors = gate_errors(cfg, circuit)
+    if not errors:
+        return None
     model = NoiseModel()
-    added = False
-    for k, gate_names in names.items():
-        err = gate_error(cfg, k)
-        if err is not None:
-            model.add_all_qubit_quantum_error(err, sorted(gate_names))
-            added = True
-    return model if added else None
+    by_error: dict[int, list[str]] = {}
+    for name, err in errors.items():
+        by_error.setdefault(err.num_qubits, []).append(name)
+    for k, names in by_error.items():
+        model.add_all_qubit_quantum_error(gate_error(cfg, k), sorted(names))
+    return model
+
+
+def gate_errors(cfg: NoiseConfig, circuit: QuantumCircuit) -> dict[str, QuantumError]:
+    """Mode 'gates': the channel after each instruction name of the circuit (by its size)."""
+    if cfg.has("backend") or cfg.mode != "gates":
+        return {}
+    sizes: dict[str, int] = {}
+    for inst in circuit.data:  # channels themselves (dephased measurements, crosstalk Z) get none
+        if inst.operation.name not in SKIP and inst.operation.name != "quantum_channel":
+            sizes.setdefault(inst.operation.name, inst.operation.num_qubits)
+    errors = {k: gate_error(cfg, k) for k in set(sizes.values())}
+    return {name: errors[k] for name, k in sizes.items() if errors[k] is not None}
 
 
 def backend_model(name: str) -> NoiseModel:

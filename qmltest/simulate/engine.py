@@ -90,14 +90,16 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
         inputs, aer_encoded = [inputs[i] for i in keep], encoded[:, keep]
     else:
         aer_encoded = encoded
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
     if noise is not None:
         from qmltest.noise.build import is_trivial
         from qmltest.simulate import noisy
 
         if not is_trivial(noise):
-            return noisy.probabilities(job.circuit, list(job.measured), inputs, aer_encoded, job.amplitude, noise)
-    if backend not in BACKENDS:
-        raise InputError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
+            return noisy.probabilities(
+                job.circuit, list(job.measured), inputs, aer_encoded, job.amplitude, noise, backend
+            )
     check_size(job.num_qubits)
     if backend == "aer":
         states = encoded if job.amplitude else None
