@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -68,6 +68,14 @@ fuzz-compare: install
 # QCov Table 3 direction: 50- vs 100-per-class suites on the shipped MNIST 0/1 models.
 qcov-suites: install
 	$(PY) benchmarks/qcov_suites.py
+
+# The three papers' tables beside the published numbers -> results/<paper>/<table>.{md,csv,png},
+# results/README.md (about 30 minutes on 2 cores). reproduce-quick: reduced sizes, a few minutes.
+reproduce: install
+	$(PY) benchmarks/reproduce.py --out results
+
+reproduce-quick: install
+	$(PY) benchmarks/reproduce.py --quick --out runs/reproduce-quick
 
 # Retrain every shipped model (minutes); the artifacts are committed under data/models/.
 zoo: install

@@ -2,7 +2,10 @@
 
 Side by side in one run: qmltest's batched engine (numpy statevector; Aer batched as the reference)
 against the naive path (bind + transpile + one Aer run of 1000 shots per input circuit).
-Usage: python benchmarks/engine.py [MODEL ...]   (default: the shipped 8-qubit MNIST models)
+Then a scaling table, 4 to 16 qubits: a hardware-efficient angle-encoded circuit (ry(x) per qubit, 3
+layers of ry/rz weights and a cx ladder), exact probabilities of 64 inputs: time per input of the numpy
+engine and of Aer with batched parameter binds, and the numpy engine's peak memory (tracemalloc).
+Usage: python benchmarks/engine.py [MODEL ...] [--scaling-only]   (default: the shipped 8-qubit MNIST models)
 """
 
 from __future__ import annotations
@@ -70,6 +73,46 @@ def bench(path: str) -> None:
     print(f"  qmltest numpy batched, 1000 shots        : {t_shots * per:10.1f} us/input  x{t_naive / t_shots:7.1f}")
 
 
+def hardware_efficient(n: int, layers: int = 3) -> engine.Circuit:
+    from qiskit import QuantumCircuit
+    from qiskit.circuit import Parameter
+
+    rng = np.random.default_rng(n)
+    x = [Parameter(f"x{i}") for i in range(n)]
+    qc = QuantumCircuit(n)
+    for q in range(n):
+        qc.ry(x[q], q)
+    for _ in range(layers):
+        for q in range(n):
+            qc.ry(float(rng.uniform(0, np.pi)), q)
+            qc.rz(float(rng.uniform(0, np.pi)), q)
+        for q in range(n - 1):
+            qc.cx(q, q + 1)
+    return engine.Circuit(qc, (0,), tuple(x))
+
+
+def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 14, 16), batch: int = 64) -> None:
+    import tracemalloc
+
+    print(f"scaling: exact probabilities of {batch} inputs, 3 weight layers; us per input")
+    print(f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'numpy peak MB':>14}")
+    for n in sizes:
+        job = hardware_efficient(n)
+        enc = np.random.default_rng(0).uniform(0, np.pi, (batch, n))
+        engine.probabilities(job, enc[:2])
+        t_np = timed(lambda job=job, enc=enc: engine.probabilities(job, enc))
+        t_aer = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "aer"), repeat=1)
+        tracemalloc.start()
+        engine.probabilities(job, enc)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        per = 1e6 / batch
+        print(f"{n:>6} {t_np * per:10.1f} {t_aer * per:10.1f} {t_aer / t_np:6.1f}x {peak / 2**20:14.1f}")
+
+
 if __name__ == "__main__":
-    for target in sys.argv[1:] or [p for p in DEFAULT if Path(p).exists()]:
-        bench(target)
+    args = [a for a in sys.argv[1:] if a != "--scaling-only"]
+    if "--scaling-only" not in sys.argv:
+        for target in args or [p for p in DEFAULT if Path(p).exists()]:
+            bench(target)
+    scaling()

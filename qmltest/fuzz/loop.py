@@ -39,11 +39,18 @@ class Outcome:
     coverage_trace: list[dict[str, float]] = field(default_factory=list)
     seconds: float = 0.0
     stop: str = ""
+    initial_seeds: int = 0
 
     @property
     def tsr(self) -> float:
         """Test success rate: failed mutants / mutants generated."""
         return len(self.failures) / self.iterations if self.iterations else 0.0
+
+    @property
+    def seed_tsr(self) -> float:
+        """The other reading of QCov's TSR ("misclassified cases generated from initial seeds"):
+        initial seeds with at least one failing descendant / initial seeds."""
+        return len({s.origin for s, _ in self.failures}) / self.initial_seeds if self.initial_seeds else 0.0
 
     def summary(self) -> dict:
         return {
@@ -51,6 +58,8 @@ class Outcome:
             "iterations": self.iterations,
             "failures": len(self.failures),
             "tsr": self.tsr,
+            "seeds_failed": len({s.origin for s, _ in self.failures}),
+            "seed_tsr": self.seed_tsr,
             "unconfirmed_failures": self.unconfirmed,
             "enqueued": self.enqueued,
             "invalid_mutations": self.discarded_invalid,
@@ -86,7 +95,7 @@ def fuzz(
     if budget < 1:
         raise InputError(f"--budget must be positive, got {budget}")
     start = time.perf_counter()
-    result = Outcome(guide)
+    result = Outcome(guide, initial_seeds=len(seeds))
     cov = Coverage(measure.criteria(k, top_k), bounds)
     cov.add(model.probabilities(np.array([s.x for s in seeds]), register=register))
     queue: deque[Seed] = deque(seeds)

@@ -1,0 +1,56 @@
+"""`make reproduce`: verdict rules, and the quick run (slow) writing every table and the index."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import reproduce  # noqa: E402
+
+VERDICTS = {"reproduced", "same direction", "differs", "ours only"}
+
+
+def test_verdict_rules() -> None:
+    assert reproduce.verdict(True, True) == "reproduced"
+    assert reproduce.verdict(True, False) == "same direction"
+    assert reproduce.verdict(False, True) == "differs"  # close numbers do not rescue a failed claim
+    assert reproduce.verdict(None, False) == "ours only"
+
+
+def test_paper_values_are_the_published_ones() -> None:
+    """Spot checks against the papers' text (QCov Table 3, QuanForge Table 3, QML Table I)."""
+    assert reproduce.QCOV_TABLE3["qcl"]["100"] == (59.79, 54.10, 4.10)
+    assert reproduce.QCOV_TABLE3["hqnn"]["1"] == (29.22, 30.91, 0.20)
+    assert reproduce.QUANFORGE_TABLE3["qcl"]["lconf"] == 0.8369
+    assert reproduce.QML_TABLE1["zfm-ra-iris"] == (71.59, (240, 240, 960, 36, 36, 36, 36))
+    assert reproduce.QML_TABLE2["zzfm-su2-breast_cancer"][0] == 26.45
+
+
+@pytest.mark.slow
+def test_reproduce_quick_writes_every_table_and_the_index(tmp_path) -> None:
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/reproduce.py"), "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    index = (out / "README.md").read_text()
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md") if p.name != "README.md")
+    assert len(written) == len(reproduce.TABLES)
+    for md in written:
+        stem = out / md[: -len(".md")]
+        assert (stem.with_suffix(".png")).stat().st_size > 1000
+        rows = list(csv.DictReader((stem.with_suffix(".csv")).open()))
+        assert rows and all(r["verdict"] in VERDICTS for r in rows)
+        assert f"`{md}`" in index
+    assert "make reproduce-quick" in index and "reduced sizes" in index
