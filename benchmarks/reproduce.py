@@ -59,6 +59,7 @@ class Size:
     qf_repeats: int
     qf_shots: int
     qf_settings: Settings
+    qf_operators: tuple[str, ...]  # () = all nine
     workers: int
     qml_models: tuple[tuple[str, str], ...]
 
@@ -82,6 +83,7 @@ FULL = Size(
     qf_repeats=20,
     qf_shots=1000,
     qf_settings=Settings(),
+    qf_operators=(),
     workers=2,
     qml_models=(
         ("zfm-ra-iris", "iris"),
@@ -111,6 +113,7 @@ QUICK = Size(
     qf_repeats=5,
     qf_shots=200,
     qf_settings=Settings(k_max=3, i=4),
+    qf_operators=("RGA", "RGD", "GR", "GPM", "PF"),
     workers=1,
     qml_models=(("zfm-ra-iris", "iris"),),
 )
@@ -341,6 +344,92 @@ def qcov_sampling(size: Size) -> Table:
     return t
 
 
+QCOV_TABLE9 = {  # QCov Table 9 (MNIST): KSC, SCC (%) per training distribution (Org, Imbalance, OOD, Near, Away)
+    "qcl": ((59.79, 54.10), (60.61, 56.35), (57.09, 47.61), (57.15, 47.66), (67.08, 73.29)),
+    "ccqc": ((58.34, 53.91), (59.05, 57.09), (56.17, 49.95), (56.13, 50.29), (67.4, 71.73)),
+    "qcnn": ((59.19, 52.10), (60.13, 58.06), (56.92, 46.14), (54.52, 43.55), (66.25, 71.78)),
+    "hcqc_so4": ((50.01, 51.22), (51.04, 55.81), (46.81, 43.75), (46.65, 43.6), (57.44, 66.89)),
+    "hqnn": ((26.27, 50.0), (19.30, 64.50), (21.53, 29.83), (27.21, 25.06), (35.28, 59.72)),
+    "qcl-ternary": ((62.08, 52.29), (63.10, 53.03), (61.43, 50.24), (60.21, 46.88), (66.26, 60.25)),
+}
+QCOV_TABLE12 = ((75.89, 73.97), (73.32, 76.42), (74.58, 73.68), (73.28, 74.71), (72.99, 80.86))  # QCL, MAD bounds
+DISTRIBUTIONS = ("Org.", "Imbalance", "OOD", "Near", "Away")
+
+
+def _training_sets(model: artifact.Model, per_class: int) -> dict[str, np.ndarray]:
+    """QCov Sec. 4.6.1's profiling sets, all of the same size: Org. (per_class of each class), Imbalance
+    (the first class only), OOD (digits the model never saw), Near / Away (the least / most confident
+    correctly classified training inputs: near / far from the decision boundary)."""
+    total = per_class * len(model.classes)
+    org = datasets.select("mnist", "train", model.classes, per_class, seed=0)[0]
+    imbalance = datasets.select("mnist", "train", model.classes[:1], total, seed=0)[0]
+    unseen = [d for d in range(10) if d not in model.classes]
+    ood = datasets.select("mnist", "train", unseen, -(-total // len(unseen)), seed=0)[0][:total]
+    xa, ya = datasets.select("mnist", "train", model.classes)
+    near = xa[suites.build(model, xa, ya, "lconf", per_class, 0)]
+    away = xa[suites.build(model, xa, ya, "hconf", per_class, 0)]
+    return dict(zip(DISTRIBUTIONS, (org, imbalance, ood, near, away)))
+
+
+def qcov_table9(size: Size) -> Table:
+    """QCov Tables 9 and 12: KSC and SCC of one test suite under profiles from unrepresentative data."""
+    t = Table(
+        "qcov",
+        "table9-12-training-distribution",
+        "QCov Tables 9 and 12 (MNIST): KSC/SCC of the 100-per-class test suite when the profile comes from "
+        "imbalanced, OOD, near-boundary or far-from-boundary data (min/max bounds; MAD bounds on QCL)",
+        "against Org.: Imbalance raises SCC; Away raises KSC and SCC; OOD and Near lower them",
+        ["model", "bounds", "profile data", "KSC", "KSC paper", "SCC", "SCC paper", "verdict"],
+    )
+    for name in size.qcov_models:
+        model = artifact.load(MODELS / ZOO[name])
+        xs = datasets.select("mnist", "test", model.classes, size.large, seed=1)[0]
+        suite = model.probabilities(xs, register="all")
+        sets = _training_sets(model, size.profile)
+        profiles = {d: build_profile(model.probabilities(x, register="all"), model.sha256) for d, x in sets.items()}
+        for method, paper_rows in (("minmax", QCOV_TABLE9.get(name)), ("mad", QCOV_TABLE12 if name == "qcl" else None)):
+            if method == "mad" and name != "qcl":
+                continue
+            got = {}
+            for d, prof in profiles.items():
+                tot = measure.cover([("suite", suite)], prof, method=method, per_input=False)["totals"]
+                got[d] = (pct(tot["ksc"]), pct(tot["scc"]))
+            org = got["Org."]
+            claims = {
+                "Org.": None,
+                "Imbalance": got["Imbalance"][1] > org[1],
+                "Away": got["Away"][0] > org[0] and got["Away"][1] > org[1],
+                "OOD": got["OOD"][0] < org[0] and got["OOD"][1] < org[1],
+                "Near": got["Near"][0] < org[0] and got["Near"][1] < org[1],
+            }
+            for i, d in enumerate(DISTRIBUTIONS):
+                paper = paper_rows[i] if paper_rows else None
+                close = paper is not None and all(abs(a - b) <= 10 for a, b in zip(got[d], paper))
+                holds = claims[d] if d != "Org." else (close if paper is not None else None)
+                t.rows.append(
+                    {
+                        "model": name,
+                        "bounds": method,
+                        "profile data": d,
+                        "KSC": got[d][0],
+                        "KSC paper": paper[0] if paper else None,
+                        "SCC": got[d][1],
+                        "SCC paper": paper[1] if paper else None,
+                        "verdict": verdict(holds if paper is not None else None, close),
+                    }
+                )
+    t.notes.append(
+        f"Every profile has {size.profile} inputs per class of the model ({size.profile * 2} for binary models); the "
+        f"test suite is {size.large} MNIST test inputs per class. Org. rows: 'reproduced' within 10 points, else "
+        "'differs'. MAD bounds: 0.99 confidence (Table 12 is QCL only). Tolerance 10 points."
+    )
+    t.plot = lambda tab, path: _bars(
+        tab, path, "SCC", "SCC paper", lambda r: f"{r['model']} {r['bounds']}\n{r['profile data']}"
+    )
+    t.keys, t.ours, t.theirs = ("model", "bounds", "profile data"), "SCC", "SCC paper"
+    return t
+
+
 QCOV_TABLE14 = {
     "qcl": {"fgsm": 100, "dlfuzz": 86, "jsma": 100, "quantest": 100},
     "ccqc": {"fgsm": 89, "dlfuzz": 72, "jsma": 100, "quantest": 100},
@@ -503,8 +592,11 @@ def quanforge_table3(size: Size) -> Table:
         idx = suites.build(model, xs, ys, kind, size.qf_per_class, 0)
         conf[kind] = (len(idx), float(suites.confidence(model, xs[idx], ys[idx]).mean()))
         data.append(Data(kind, model.encode(xs[idx]), label_indices(model, ys[idx])))
-    opts = pipeline.Options(repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=size.qf_settings)
+    opts = pipeline.Options(
+        operators=size.qf_operators, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=size.qf_settings
+    )
     res, _ = pipeline.run(model, data, opts, ref, where=parallel.plan(size.workers))
+    _QF_RUNS[size.quick] = res
     scores = {k: res["suites"][k]["mutation_score"] for k in conf}
     for kind in conf:
         score, paper = scores[kind], QUANFORGE_TABLE3[name][kind]
@@ -536,6 +628,176 @@ def quanforge_table3(size: Size) -> Table:
     t.plot = lambda tab, path: _bars(tab, path, "score", "score paper", lambda r: r["suite"])
     t.keys, t.ours, t.theirs = ("model", "suite"), "score", "score paper"
     return t
+
+
+_QF_RUNS: dict[bool, dict] = {}  # the Table 3 run, reused by Table 7 (same sizes)
+
+QUANFORGE_TABLE7 = {  # QCL (MNIST): KR %, NR % per operator
+    "RGA": (83.49, 47.44),
+    "RGD": (94.32, 41.35),
+    "GR": (87.11, 41.84),
+    "GPM": (96.94, 37.50),
+    "GSM": (91.84, 48.42),
+    "GRT": (91.05, 44.47),
+    "PF": (98.75, 53.75),
+    "PSF": (91.74, 41.96),
+    "PS": (84.20, 46.80),
+}
+GROUPS = {
+    "Add": ("RGA",),
+    "Delete": ("RGD",),
+    "Replace": ("GR",),
+    "Modify (gate)": ("GPM", "GSM", "GRT"),
+    "Modify (param)": ("PF", "PSF", "PS"),
+}
+QUANFORGE_TABLE4 = {  # QCL: group -> (KR, NR) at depth 0-50%, 50-100%
+    "Add": ((86.61, 42.56), (85.71, 71.55)),
+    "Delete": ((90.75, 51.50), (90.50, 53.50)),
+    "Replace": ((86.15, 41.15), (70.48, 68.47)),
+    "Modify (gate)": ((91.26, 39.41), (84.37, 43.26)),
+    "Modify (param)": ((91.96, 46.31), (86.03, 63.53)),
+}
+QUANFORGE_TABLE5 = {  # QCL: group -> (KR, NR) on output, non-output qubits
+    "Add": ((89.27, 40.98), (85.79, 44.21)),
+    "Delete": ((92.96, 41.85), (96.67, 34.33)),
+    "Replace": ((82.75, 40.75), (78.95, 54.79)),
+    "Modify (gate)": ((86.50, 37.00), (93.75, 32.75)),
+    "Modify (param)": ((89.41, 52.56), (93.64, 56.00)),
+}
+
+
+def _kr_nr(cell: dict, ops: tuple[str, ...]) -> tuple[float | None, float | None, int]:
+    """Mean KR and NR (%) of the operators present in a cell's generation summary, and their mutants."""
+    got = [cell[o] for o in ops if o in cell and cell[o].get("KR") is not None]
+    if not got:
+        return None, None, 0
+    kr = pct(float(np.mean([g["KR"] for g in got])))
+    nr = pct(float(np.mean([g["NR"] for g in got])))
+    return kr, nr, sum(g["generated"] for g in got)
+
+
+def quanforge_table7(size: Size) -> Table:
+    """QuanForge Table 7: each operator's capability of generating killable and non-trivial mutants."""
+    t = Table(
+        "quanforge",
+        "table7-operator-capability",
+        "QuanForge Table 7 (MNIST, QCL): KillabilityRate and NontrivialityRate of each operator's mutants",
+        "every operator generates mostly killable mutants (KR > 50%), and a minority to a half of them non-trivial",
+        ["operator", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "verdict"],
+    )
+    if size.quick not in _QF_RUNS:
+        quanforge_table3(size)
+    cell = _QF_RUNS[size.quick]["generation"]["cells"]["all"]
+    for op, (p_kr, p_nr) in QUANFORGE_TABLE7.items():
+        kr, nr, n = _kr_nr(cell, (op,))
+        holds = None if kr is None else kr > 50
+        close = kr is not None and abs(kr - p_kr) <= 15 and abs(nr - p_nr) <= 15
+        t.rows.append(
+            {
+                "operator": op,
+                "generated": n,
+                "KR %": kr,
+                "KR paper %": p_kr,
+                "NR %": nr,
+                "NR paper %": p_nr,
+                "verdict": verdict(holds, close),
+            }
+        )
+    t.notes.append("From the Table 3 run's generation (binary search per operator). Tolerance 15 points on both.")
+    t.plot = lambda tab, path: _bars(tab, path, "KR %", "KR paper %", lambda r: r["operator"])
+    t.keys, t.ours, t.theirs = ("operator",), "KR %", "KR paper %"
+    return t
+
+
+def _scoped_run(size: Size, cells: list[pipeline.Cell]) -> dict:
+    model = artifact.load(MODELS / ZOO["qcl"])
+    x, y = datasets.select("mnist", "train", model.classes, size.profile, 0)
+    ref = Data("reference", model.encode(x), label_indices(model, y))
+    xs, ys = datasets.select("mnist", "all", model.classes)
+    idx = suites.build(model, xs, ys, "ori", size.qf_per_class, 0)
+    ori = Data("ori", model.encode(xs[idx]), label_indices(model, ys[idx]))
+    opts = pipeline.Options(
+        operators=size.qf_operators, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=size.qf_settings
+    )
+    res, _ = pipeline.run(model, [ori], opts, ref, cells=cells, where=parallel.plan(size.workers))
+    return res["generation"]["cells"]
+
+
+def _region_table(
+    size: Size,
+    name: str,
+    title: str,
+    claim: str,
+    regions: list[tuple[str, object]],
+    paper: dict,
+    test: Callable[[dict], bool],
+) -> Table:
+    from qmltest.mutation.scope import Scope
+
+    t = Table(
+        "quanforge",
+        name,
+        title,
+        claim,
+        ["group", "region", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "verdict"],
+    )
+    cells = _scoped_run(size, [pipeline.Cell(label, Scope(**kw)) for label, kw in regions])  # type: ignore[arg-type]
+    for group, ops in GROUPS.items():
+        got = {label: _kr_nr(cells[label], ops) for label, _ in regions}
+        holds = None if any(v[1] is None for v in got.values()) else test(got)
+        for i, (label, _) in enumerate(regions):
+            kr, nr, n = got[label]
+            p_kr, p_nr = paper[group][i]
+            close = kr is not None and abs(kr - p_kr) <= 15 and abs(nr - p_nr) <= 15
+            t.rows.append(
+                {
+                    "group": group,
+                    "region": label,
+                    "generated": n,
+                    "KR %": kr,
+                    "KR paper %": p_kr,
+                    "NR %": nr,
+                    "NR paper %": p_nr,
+                    "verdict": verdict(holds, close),
+                }
+            )
+    t.notes.append(
+        "One QuanForge search per region and operator on QCL (reference and Ori suite as in Table 3); groups "
+        "average their operators (Modify (gate): GPM, GSM, GRT; Modify (param): PF, PSF, PS). Tolerance 15 points."
+    )
+    t.plot = lambda tab, path: _bars(tab, path, "NR %", "NR paper %", lambda r: f"{r['group']}\n{r['region']}")
+    t.keys, t.ours, t.theirs = ("group", "region"), "NR %", "NR paper %"
+    return t
+
+
+def quanforge_table4(size: Size) -> Table:
+    """QuanForge Table 4 (RQ2.1): KR and NR of mutants in the first and second half of the circuit."""
+    return _region_table(
+        size,
+        "table4-depth",
+        "QuanForge Table 4 (MNIST, QCL): KR and NR of mutants at depth 0-50% and 50-100%",
+        "mutants in the deeper half are more often non-trivial (NR 50-100% > NR 0-50%)",
+        [("0-50%", {"depth": (0.0, 0.5)}), ("50-100%", {"depth": (0.5, 1.0)})],
+        QUANFORGE_TABLE4,
+        lambda got: got["50-100%"][1] > got["0-50%"][1],
+    )
+
+
+def quanforge_table5(size: Size) -> Table:
+    """QuanForge Table 5 (RQ2.2): KR and NR of mutants on output and non-output qubits."""
+    model = artifact.load(MODELS / ZOO["qcl"])
+    out = frozenset(model.ir.measured)
+    rest = frozenset(range(model.ir.num_qubits)) - out
+    return _region_table(
+        size,
+        "table5-qubits",
+        "QuanForge Table 5 (MNIST, QCL): KR and NR of mutants on the output and the non-output qubits",
+        "output-qubit changes disturb the decision boundary more easily: NR(output) < NR(non-output) "
+        "(the paper's QCL column itself holds it for 3 of the 5 groups)",
+        [("output", {"qubits": out}), ("non-output", {"qubits": rest})],
+        QUANFORGE_TABLE5,
+        lambda got: got["output"][1] < got["non-output"][1],
+    )
 
 
 # ------------------------------------------------------------------ efficient QML mutation
@@ -697,9 +959,13 @@ def write(t: Table, out: Path, command: str) -> None:
 TABLES: dict[str, Callable[[Size], Table]] = {
     "qcov-table3": qcov_table3,
     "qcov-sampling": qcov_sampling,
+    "qcov-table9": qcov_table9,
     "qcov-attacks": qcov_attacks,
     "qcov-fuzzing": qcov_fuzzing,
     "quanforge-table3": quanforge_table3,
+    "quanforge-table7": quanforge_table7,
+    "quanforge-table4": quanforge_table4,
+    "quanforge-table5": quanforge_table5,
     "qml-tables": qml_tables,
 }
 
