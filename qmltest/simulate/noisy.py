@@ -31,9 +31,7 @@ PREFIX_LIMIT = 0.75
 def data_prefix(circuit: QuantumCircuit) -> float:
     """Fraction of the instructions up to the last one that reads a feature (0: amplitude models)."""
     ops = [inst.operation for inst in circuit.data if inst.operation.name not in build.SKIP]
-    last = max(
-        (i for i, op in enumerate(ops) if any(getattr(p, "parameters", None) for p in op.params)), default=-1
-    )
+    last = max((i for i, op in enumerate(ops) if any(getattr(p, "parameters", None) for p in op.params)), default=-1)
     return (last + 1) / max(len(ops), 1)
 
 
