@@ -900,6 +900,53 @@ def quanforge_table5(size: Size) -> Table:
     )
 
 
+def quanforge_hoeffding(size: Size) -> Table:
+    """QuanForge Sec. 4.1: shots from Hoeffding's bound, s >= ln(2q / (1 - delta)) / (2 eps^2), and how
+    often 1000 shots miss a measured qubit's exact marginal by eps or more on real inputs."""
+    from qmltest.mutation.stats import hoeffding_shots
+
+    t = Table(
+        "quanforge",
+        "sec4.1-hoeffding-shots",
+        "QuanForge Sec. 4.1: measurements per prediction from Hoeffding's inequality (eps 0.05, delta 0.95)",
+        "1000 shots suffice for binary (q = 2) and ternary (q = 3) outputs: the bound is at most 1000, and with "
+        "1000 shots fewer than 1 - delta = 5% of predictions miss a qubit's probability by eps or more",
+        ["model", "q", "bound shots", "paper shots", "inputs x repeats", "miss rate %", "verdict"],
+    )
+    for name in ("qcl", "qcl-ternary"):
+        model = artifact.load(MODELS / ZOO[name])
+        q = len(model.ir.measured)
+        bound = hoeffding_shots(0.05, 0.95, q)
+        x, _ = datasets.select("mnist", "test", model.classes, size.large, seed=1)
+        p = model.probabilities(x)  # over the measured qubits
+        rng = np.random.default_rng(7)
+        reps = 20
+        miss = 0
+        for _ in range(reps):
+            est = engine.sample_counts(p, 1000, rng) / 1000
+            worst = np.zeros(len(p))
+            for i in range(q):  # marginal of measured qubit i: outcome bit i
+                bit = (np.arange(p.shape[1]) >> i) & 1
+                worst = np.maximum(worst, np.abs(est[:, bit == 1].sum(1) - p[:, bit == 1].sum(1)))
+            miss += int(np.sum(worst >= 0.05))
+        rate = 100 * miss / (reps * len(p))
+        t.rows.append(
+            {
+                "model": name,
+                "q": q,
+                "bound shots": bound,
+                "paper shots": 1000,
+                "inputs x repeats": f"{len(p)} x {reps}",
+                "miss rate %": round(rate, 3),
+                "verdict": verdict(bound <= 1000 and rate < 5, bound <= 1000),
+            }
+        )
+    t.notes.append("The bound is qmltest.mutation.stats.hoeffding_shots; the miss rate samples 1000 shots per input.")
+    t.keys, t.ours, t.theirs = ("model", "q"), "bound shots", "paper shots"
+    t.plot = lambda tab, path: _bars(tab, path, "bound shots", "paper shots", lambda r: f"{r['model']} q={r['q']}")
+    return t
+
+
 # ------------------------------------------------------------------ efficient QML mutation
 
 
@@ -1067,6 +1114,7 @@ TABLES: dict[str, Callable[[Size], Table]] = {
     "quanforge-table7": quanforge_table7,
     "quanforge-table4": quanforge_table4,
     "quanforge-table5": quanforge_table5,
+    "quanforge-hoeffding": quanforge_hoeffding,
     "qml-tables": qml_tables,
 }
 
