@@ -71,7 +71,7 @@ def main(counts: list[int], per_class: int) -> None:
             )
     per_task = overhead_per_task(parallel.plan(2))
     per_item = t1 / max(len(base["mutants"]) + pipeline.NULL_COPIES, 1) if t1 else float("nan")
-    batch = max(1, -(-len(base["mutants"]) // 8))
+    batch = max(1, -(-len(base["mutants"]) // (parallel.BATCHES_PER_WORKER * 2)))
     print(
         f"Dask overhead per task: {1e3 * per_task:.2f} ms; work per mutant {1e3 * per_item:.2f} ms; "
         f"batches of {batch} mutants -> overhead {100 * per_task / (batch * per_item):.2f}% of the work"
