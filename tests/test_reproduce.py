@@ -12,25 +12,29 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import repro_common  # noqa: E402
+import repro_qcov  # noqa: E402
+import repro_qml  # noqa: E402
+import repro_quanforge  # noqa: E402
 import reproduce  # noqa: E402
 
 VERDICTS = {"reproduced", "same direction", "differs", "ours only"}
 
 
 def test_verdict_rules() -> None:
-    assert reproduce.verdict(True, True) == "reproduced"
-    assert reproduce.verdict(True, False) == "same direction"
-    assert reproduce.verdict(False, True) == "differs"  # close numbers do not rescue a failed claim
-    assert reproduce.verdict(None, False) == "ours only"
+    assert repro_common.verdict(True, True) == "reproduced"
+    assert repro_common.verdict(True, False) == "same direction"
+    assert repro_common.verdict(False, True) == "differs"  # close numbers do not rescue a failed claim
+    assert repro_common.verdict(None, False) == "ours only"
 
 
 def test_paper_values_are_the_published_ones() -> None:
     """Spot checks against the papers' text (QCov Table 3, QuanForge Table 3, QML Table I)."""
-    assert reproduce.QCOV_TABLE3["qcl"]["100"] == (59.79, 54.10, 4.10)
-    assert reproduce.QCOV_TABLE3["hqnn"]["1"] == (29.22, 30.91, 0.20)
-    assert reproduce.QUANFORGE_TABLE3["qcl"]["lconf"] == 0.8369
-    assert reproduce.QML_TABLE1["zfm-ra-iris"] == (71.59, (240, 240, 960, 36, 36, 36, 36))
-    assert reproduce.QML_TABLE2["zzfm-su2-breast_cancer"][0] == 26.45
+    assert repro_qcov.QCOV_TABLE3["qcl"]["100"] == (59.79, 54.10, 4.10)
+    assert repro_qcov.QCOV_TABLE3["hqnn"]["1"] == (29.22, 30.91, 0.20)
+    assert repro_quanforge.QUANFORGE_TABLE3["qcl"]["lconf"] == 0.8369
+    assert repro_qml.QML_TABLE1["zfm-ra-iris"] == (71.59, (240, 240, 960, 36, 36, 36, 36))
+    assert repro_qml.QML_TABLE2["zzfm-su2-breast_cancer"][0] == 26.45
 
 
 @pytest.mark.slow

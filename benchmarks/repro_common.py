@@ -1,0 +1,158 @@
+"""Shared parts of `make reproduce`: run sizes, the model zoo names, the table record, verdicts, bar plots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from qmltest.mutation.generate import Settings
+
+MODELS = Path("data/models")
+
+
+@dataclass(frozen=True)
+class Size:
+    """Run sizes: the papers' (full) or reduced (quick)."""
+
+    quick: bool
+    profile: int  # training inputs per class for profiling
+    small: int  # QCov "50 per class"
+    large: int  # QCov "100 per class"
+    qcov_models: tuple[str, ...]
+    shots: tuple[int, ...]
+    attack_models: tuple[str, ...]
+    attack_methods: tuple[str, ...]
+    attack_per_class: int
+    fuzz_models: tuple[str, ...]
+    fuzz_seeds: tuple[int, ...]
+    fuzz_budget: int
+    fuzz_per_class: int
+    exhaust_cap: int
+    qf_per_class: int
+    qf_repeats: int
+    qf_shots: int
+    qf_settings: Settings
+    qf_operators: tuple[str, ...]  # () = all nine
+    workers: int
+    qml_models: tuple[tuple[str, str], ...]
+
+
+FULL = Size(
+    quick=False,
+    profile=100,
+    small=50,
+    large=100,
+    qcov_models=("qcl", "ccqc", "qcnn", "hcqc_so4", "hqnn", "qcl-ternary"),
+    shots=(100, 1000, 10000, 100000),
+    attack_models=("qcl", "ccqc", "qcnn", "hcqc_so4", "hqnn"),
+    attack_methods=("fgsm", "jsma", "dlfuzz", "quantest", "random"),
+    attack_per_class=50,
+    fuzz_models=("qcl", "qcnn"),
+    fuzz_seeds=(1, 2),
+    fuzz_budget=1000,
+    fuzz_per_class=50,
+    exhaust_cap=5000,
+    qf_per_class=100,
+    qf_repeats=20,
+    qf_shots=1000,
+    qf_settings=Settings(),
+    qf_operators=(),
+    workers=2,
+    qml_models=(
+        ("zfm-ra-iris", "iris"),
+        ("zzfm-su2-iris", "iris"),
+        ("zfm-ra-wine", "wine"),
+        ("zzfm-su2-wine", "wine"),
+        ("zfm-ra-breast_cancer", "breast_cancer"),
+        ("zzfm-su2-breast_cancer", "breast_cancer"),
+    ),
+)
+QUICK = Size(
+    quick=True,
+    profile=20,
+    small=10,
+    large=20,
+    qcov_models=("qcl",),
+    shots=(100, 10000),
+    attack_models=("qcl",),
+    attack_methods=("fgsm", "random"),
+    attack_per_class=5,
+    fuzz_models=("qcl",),
+    fuzz_seeds=(1,),
+    fuzz_budget=60,
+    fuzz_per_class=5,
+    exhaust_cap=200,
+    qf_per_class=10,
+    qf_repeats=5,
+    qf_shots=200,
+    qf_settings=Settings(k_max=2, i=3),
+    qf_operators=("RGA", "RGD", "GR", "GPM", "PF"),
+    workers=1,
+    qml_models=(("zfm-ra-iris", "iris"),),
+)
+
+ZOO = {
+    "qcl": "qcl-mnist01",
+    "ccqc": "ccqc-mnist01",
+    "qcnn": "qcnn-mnist01",
+    "hcqc_so4": "hcqc_so4-mnist01",
+    "hqnn": "hqnn-mnist01",
+    "drnn": "drnn-mnist01",
+    "qcl-ternary": "qcl-mnist012",
+}
+
+
+@dataclass
+class Table:
+    paper: str
+    name: str
+    title: str
+    claim: str
+    columns: list[str]
+    rows: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    plot: Callable[[Table, Path], None] | None = None
+    seconds: float = 0.0
+    keys: tuple[str, ...] = ("model",)  # the columns that name a row in the index
+    ours: str = ""  # the headline column and the paper's beside it, for the index
+    theirs: str = ""
+
+
+def verdict(claim_holds: bool | None, close: bool | None) -> str:
+    """reproduced / same direction / differs / ours only (see the module docstring)."""
+    if claim_holds is None:
+        return "ours only"
+    if not claim_holds:
+        return "differs"
+    return "reproduced" if close else "same direction"
+
+
+def pct(x: float | None) -> float | None:
+    return None if x is None else round(100 * float(x), 2)
+
+
+def _bars(t: Table, path: Path, ours: str, paper: str, label: Callable[[dict], str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = t.rows
+    pos = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(rows) + 2), 4))
+    ax.bar(pos - 0.2, [r[ours] or 0 for r in rows], 0.4, label="qmltest")
+    ax.bar(pos + 0.2, [r[paper] if r[paper] is not None else 0 for r in rows], 0.4, label="paper")
+    ax.set_xticks(pos, [label(r) for r in rows], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel(ours)
+    ax.set_title(t.title[:90], fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
+def _cell(v: object) -> str:
+    return "-" if v is None else str(v)
