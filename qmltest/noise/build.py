@@ -103,21 +103,22 @@ def describe(cfg: NoiseConfig, num_qubits: int) -> str:
     return text
 
 
-def noise_model(cfg: NoiseConfig, circuit: QuantumCircuit) -> NoiseModel | None:
-    """Channels on every gate of the circuit (mode 'gates'), or a backend's model."""
+def noise_model(
+    cfg: NoiseConfig, circuit: QuantumCircuit, errors: dict[str, QuantumError] | None = None
+) -> NoiseModel | None:
+    """Channels on every gate of the circuit (mode 'gates'), or a backend's model. `errors`:
+    `gate_errors(cfg, circuit)` when the caller has it already."""
     if cfg.has("backend"):
         return backend_model(str(cfg.get("backend", "fake")))
-    if cfg.mode != "gates":
-        return None
-    errors = gate_errors(cfg, circuit)
+    errors = gate_errors(cfg, circuit) if errors is None else errors
     if not errors:
         return None
     model = NoiseModel()
-    by_error: dict[int, list[str]] = {}
+    by_size: dict[int, list[str]] = {}
     for name, err in errors.items():
-        by_error.setdefault(err.num_qubits, []).append(name)
-    for k, names in by_error.items():
-        model.add_all_qubit_quantum_error(gate_error(cfg, k), sorted(names))
+        by_size.setdefault(err.num_qubits, []).append(name)
+    for names in by_size.values():  # one error object per size: gate_error(cfg, k)
+        model.add_all_qubit_quantum_error(errors[names[0]], sorted(names))
     return model
 
 

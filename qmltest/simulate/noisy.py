@@ -54,28 +54,23 @@ def _drift(cfg: NoiseConfig) -> tuple[int, float]:
     return int(cfg.get("drift", "repetitions", 1)), float(cfg.get("drift", "sigma", 0.0))
 
 
-def _numpy(
-    circuit: QuantumCircuit,
+def _density_rep(
+    qc: QuantumCircuit,
+    errors: dict,
+    model: object,
     measured: list[int],
     inputs: list[Parameter],
     encoded: np.ndarray,
     amplitude: bool,
-    cfg: NoiseConfig,
 ) -> np.ndarray:
+    """One repetition on the numpy density-matrix engine, on the circuit Aer would run: its
+    transpile decomposes gates the density-matrix method lacks (crz -> rz, cx), and the noise
+    model's errors follow only the gate names it lists."""
     from qmltest.simulate import density
 
-    reps, sigma = _drift(cfg)
-    rng = np.random.default_rng(cfg.seed)
-    total = np.zeros((len(encoded), 2 ** len(measured)))
-    for _ in range(reps):
-        qc = _passes(circuit, cfg, sigma, rng)
-        errors = build.gate_errors(cfg, qc)
-        # the circuit Aer runs: its transpile decomposes gates the density-matrix method lacks
-        # (crz -> rz, cx) and the noise model's errors follow only the gate names it lists
-        sim = AerSimulator(method="density_matrix", noise_model=build.noise_model(cfg, qc))
-        qc = transpile(qc, sim, optimization_level=0)
-        total += density.probabilities(qc, measured, inputs, encoded, amplitude, errors)
-    return build.apply_readout(total / reps, cfg)
+    sim = AerSimulator(method="density_matrix", noise_model=model)
+    qc = transpile(qc, sim, optimization_level=0)
+    return density.probabilities(qc, measured, inputs, encoded, amplitude, errors)
 
 
 def _drifted(circuit: QuantumCircuit, sigma: float, rng: np.random.Generator) -> QuantumCircuit:
@@ -109,8 +104,7 @@ def probabilities(
     matrix that fits); otherwise, and with backend 'aer', Aer.
     """
     circuit, _ = aer.dephased(circuit)  # mid-circuit measurements: dephasing, as on the noise-free paths
-    if backend == "numpy" and numpy_applies(circuit, cfg):
-        return _numpy(circuit, measured, inputs, encoded, amplitude, cfg)
+    fast = backend == "numpy" and numpy_applies(circuit, cfg)
     density = density_fits(circuit.num_qubits)
     method = "density_matrix" if density else "statevector"
     shots = 1 if density else int(cfg.get("noise", "trajectories", 200))
@@ -120,13 +114,18 @@ def probabilities(
     try:
         for _ in range(reps):
             qc = _passes(circuit, cfg, sigma, rng)
-            model = build.noise_model(cfg, qc)
+            errors = build.gate_errors(cfg, qc)
+            model = build.noise_model(cfg, qc, errors)
+            if fast:
+                total += _density_rep(qc, errors, model, measured, inputs, encoded, amplitude)
+                continue
             sim = AerSimulator(method=method, noise_model=model, seed_simulator=cfg.seed)
             total += aer.run_batch(sim, qc, measured, inputs, encoded, amplitude, density, shots)
     except (SimulatorError, InputError):
         raise
     except Exception as exc:
         raise SimulatorError(
-            f"Aer (noisy) failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            f"{'the density-matrix engine' if fast else 'Aer'} (noisy) failed: "
+            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         ) from exc
     return build.apply_readout(total / reps, cfg)
