@@ -123,17 +123,18 @@ def run_tasks(
 
     if not items and later is None:
         return results
+
+    def rounds() -> Iterator[Sequence[Any]]:
+        yield items
+        if later is not None:
+            yield later()  # called only once the first round is done (in-process)
+
     if where.local:
-        rounds = [items]
-        while rounds:
-            chunk = rounds.pop()
+        for chunk in rounds():
             offset = len(results)
             results.extend([None] * len(chunk))
             for i, item in enumerate(chunk):
                 done(offset + i, _batch(fn, shared, [(offset + i, item)])[0][1])
-            if later is not None:
-                rounds.append(later())
-                later = None
         return results
     with _reuse_or_start(where) as dask_client:
         from distributed import as_completed

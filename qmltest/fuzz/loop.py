@@ -47,10 +47,15 @@ class Outcome:
         return len(self.failures) / self.iterations if self.iterations else 0.0
 
     @property
+    def seeds_failed(self) -> int:
+        """Initial seeds with at least one failing descendant."""
+        return len({s.origin for s, _ in self.failures})
+
+    @property
     def seed_tsr(self) -> float:
         """The other reading of QCov's TSR ("misclassified cases generated from initial seeds"):
-        initial seeds with at least one failing descendant / initial seeds."""
-        return len({s.origin for s, _ in self.failures}) / self.initial_seeds if self.initial_seeds else 0.0
+        initial seeds with a failing descendant / initial seeds."""
+        return self.seeds_failed / self.initial_seeds if self.initial_seeds else 0.0
 
     def summary(self) -> dict:
         return {
@@ -58,7 +63,7 @@ class Outcome:
             "iterations": self.iterations,
             "failures": len(self.failures),
             "tsr": self.tsr,
-            "seeds_failed": len({s.origin for s, _ in self.failures}),
+            "seeds_failed": self.seeds_failed,
             "seed_tsr": self.seed_tsr,
             "unconfirmed_failures": self.unconfirmed,
             "enqueued": self.enqueued,

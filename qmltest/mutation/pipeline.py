@@ -342,9 +342,10 @@ class EvalShared:
     opts: Options
 
 
-def shipped(original: Model, cand: Candidate) -> Candidate:
-    """The candidate as a task item: its mutant as a delta from the original (see `delta`)."""
-    if cand.model is None:
+def shipped(original: Model, cand: Candidate, remote: bool) -> Candidate:
+    """The candidate as a task item; for remote workers its mutant as a delta from the original
+    (see `delta`): in-process there is nothing to pickle, so the model goes as it is."""
+    if cand.model is None or not remote:
         return replace(cand, evidence=dict(cand.evidence))
     if cand.model is original:  # a null copy: the worker takes the shared original
         return replace(cand, evidence=dict(cand.evidence), model=None)
@@ -518,6 +519,7 @@ def _run(
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
     shared = EvalShared(evaluator, tuple(suites), masks, opts)
     copies = null_copies(original)
+    remote = where is not None and not where.local  # mutants travel as deltas only to workers
     null_results: dict[int, object] = {}
     cands: list[Candidate] = []
     pending: list[Candidate] = []
@@ -541,7 +543,7 @@ def _run(
                 cand.touched = touched_gates(original, cand.model)
             if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
                 pending.append(cand)
-        return [shipped(original, c) for c in pending]
+        return [shipped(original, c, remote) for c in pending]
 
     def evaluated(index: int, result: object) -> None:
         cand = pending[index]
@@ -559,7 +561,7 @@ def _run(
         else:
             evaluated(index - len(copies), result)
 
-    copies_out = [shipped(original, c) for c in copies]
+    copies_out = [shipped(original, c, remote) for c in copies]
     parallel.run_tasks(_evaluate_task, shared, copies_out, where, finished, later=generate)
     nulls = null_evidence(copies, [null_results[i] for i in range(len(copies))], suites)
     eval_seconds = time.perf_counter() - started - gen_seconds
