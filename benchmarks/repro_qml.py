@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from qml_mutation import test_data
 from repro_common import MODELS, Size, Table, _bars, pct, verdict
 
 from qmltest import artifact, parallel
-from qmltest.data import datasets
-from qmltest.evaluate import label_indices
 from qmltest.mutation import pipeline, sites
-from qmltest.mutation.evaluate import Data
 
 # ------------------------------------------------------------------ efficient QML mutation
 
@@ -57,9 +55,7 @@ def qml_tables(size: Size) -> Table:
     )
     for folder, dataset in size.qml_models:
         model = artifact.load(MODELS / folder)
-        x, y = datasets.select(dataset, "test", model.classes)
-        x, y = x[:: max(1, len(x) // 20)][:20], y[:: max(1, len(y) // 20)][:20]
-        data = Data(f"{dataset}:test[20]", model.encode(x), label_indices(model, y), x)
+        data = test_data(model, dataset)  # the suite of benchmarks/qml_mutation.py
         got = {}
         for suite in ("qml", "classic"):
             ops = list(QML_OPS) if suite == "qml" else ["add-gate", "remove-gate", "replace-gate"]

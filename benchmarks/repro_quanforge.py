@@ -128,6 +128,20 @@ def _kr_nr(cell: dict, ops: tuple[str, ...]) -> tuple[float | None, float | None
     return kr, nr, sum(g["generated"] for g in got)
 
 
+def _kr_nr_row(got: tuple, paper: tuple[float, float], holds: bool | None) -> dict:
+    """The KR/NR columns of one row beside the paper's, and its verdict (tolerance 15 points on both)."""
+    kr, nr, n = got
+    close = kr is not None and abs(kr - paper[0]) <= 15 and abs(nr - paper[1]) <= 15
+    return {
+        "generated": n,
+        "KR %": kr,
+        "KR paper %": paper[0],
+        "NR %": nr,
+        "NR paper %": paper[1],
+        "verdict": verdict(holds, close),
+    }
+
+
 def quanforge_table7(size: Size) -> Table:
     """QuanForge Table 7: each operator's capability of generating killable and non-trivial mutants."""
     t = Table(
@@ -140,21 +154,9 @@ def quanforge_table7(size: Size) -> Table:
     if size.quick not in _QF_RUNS:
         quanforge_table3(size)
     cell = _QF_RUNS[size.quick]["generation"]["cells"]["all"]
-    for op, (p_kr, p_nr) in QUANFORGE_TABLE7.items():
-        kr, nr, n = _kr_nr(cell, (op,))
-        holds = None if kr is None else kr > 50
-        close = kr is not None and abs(kr - p_kr) <= 15 and abs(nr - p_nr) <= 15
-        t.rows.append(
-            {
-                "operator": op,
-                "generated": n,
-                "KR %": kr,
-                "KR paper %": p_kr,
-                "NR %": nr,
-                "NR paper %": p_nr,
-                "verdict": verdict(holds, close),
-            }
-        )
+    for op, paper in QUANFORGE_TABLE7.items():
+        got = _kr_nr(cell, (op,))
+        t.rows.append({"operator": op, **_kr_nr_row(got, paper, None if got[0] is None else got[0] > 50)})
     t.notes.append("From the Table 3 run's generation (binary search per operator). Tolerance 15 points on both.")
     t.plot = lambda tab, path: _bars(tab, path, "KR %", "KR paper %", lambda r: r["operator"])
     t.keys, t.ours, t.theirs = ("operator",), "KR %", "KR paper %"
@@ -198,21 +200,7 @@ def _region_table(
         got = {label: _kr_nr(cells[label], ops) for label, _ in regions}
         holds = None if any(v[1] is None for v in got.values()) else test(got)
         for i, (label, _) in enumerate(regions):
-            kr, nr, n = got[label]
-            p_kr, p_nr = paper[group][i]
-            close = kr is not None and abs(kr - p_kr) <= 15 and abs(nr - p_nr) <= 15
-            t.rows.append(
-                {
-                    "group": group,
-                    "region": label,
-                    "generated": n,
-                    "KR %": kr,
-                    "KR paper %": p_kr,
-                    "NR %": nr,
-                    "NR paper %": p_nr,
-                    "verdict": verdict(holds, close),
-                }
-            )
+            t.rows.append({"group": group, "region": label, **_kr_nr_row(got[label], paper[group][i], holds)})
     t.notes.append(
         "One QuanForge search per region and operator on QCL (reference and Ori suite as in Table 3); groups "
         "average their operators (Modify (gate): GPM, GSM, GRT; Modify (param): PF, PSF, PS). Tolerance 15 points."
