@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+from qiskit.circuit import QuantumCircuit
 
 from qmltest import ir as irmod
 from qmltest import qasm, readout, schemas
@@ -77,10 +78,30 @@ class Model:
 
     @cached_property
     def _job(self) -> engine.Circuit:
+        from qmltest.simulate import statevector
+
+        changes = readout.basis_changes(self.manifest["readout"])  # X/Y observables measured as Z
+        tail = QuantumCircuit(self.ir.num_qubits)
+        for name, q in changes:
+            getattr(tail, name)(q)
+        ops = statevector.compile_gates(self.ir.gates) + statevector.compile_circuit(tail)
+        return engine.Circuit(
+            None,
+            self.ir.measured,
+            self.ir.inputs,
+            self.amplitude,
+            self._boundaries,
+            build=self._circuit,
+            ops=ops,
+            num_qubits=self.ir.num_qubits,
+        )
+
+    def _circuit(self) -> QuantumCircuit:
+        """The engine's circuit as a QuantumCircuit (for Aer and the noise passes)."""
         circuit = irmod.unitary_part(self.ir)
-        for name, q in readout.basis_changes(self.manifest["readout"]):  # X/Y observables measured as Z
+        for name, q in readout.basis_changes(self.manifest["readout"]):
             getattr(circuit, name)(q)
-        return engine.Circuit(circuit, self.ir.measured, self.ir.inputs, self.amplitude, self._boundaries)
+        return circuit
 
     @cached_property
     def _boundaries(self) -> tuple[int, ...]:
@@ -97,7 +118,7 @@ class Model:
     @cached_property
     def _full_job(self) -> engine.Circuit:
         measured = tuple(range(self.ir.num_qubits))
-        return engine.Circuit(self._job.circuit, measured, self.ir.inputs, self.amplitude, self._boundaries)
+        return self._job.with_measured(measured)
 
     def job(self, register: str = "readout") -> engine.Circuit:
         """The engine's view of the model, built and compiled once per model object.

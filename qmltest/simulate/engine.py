@@ -8,7 +8,7 @@ predictions cost no extra simulation.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
@@ -23,24 +23,67 @@ MAX_STATE_BYTES = 8 * 2**30
 CHUNK_BYTES = 256 * 2**20
 
 
-@dataclass(frozen=True)
 class Circuit:
-    """What the engine needs: a measurement-free circuit, readout qubits, feature parameters."""
+    """What the engine needs: a measurement-free circuit, readout qubits, feature parameters.
 
-    circuit: QuantumCircuit
-    measured: tuple[int, ...]
-    inputs: tuple[Parameter, ...]
-    amplitude: bool = False
-    boundaries: tuple[int, ...] = ()  # op indices of layer starts: fusion never crosses them
+    A model's job is built from compiled ops and makes its QuantumCircuit only when a path needs
+    one (Aer, noise): building a mutant's circuit took longer than simulating it exactly.
+    """
+
+    def __init__(
+        self,
+        circuit: QuantumCircuit | None,
+        measured: tuple[int, ...],
+        inputs: tuple[Parameter, ...],
+        amplitude: bool = False,
+        boundaries: tuple[int, ...] = (),  # op indices of layer starts: fusion never crosses them
+        *,
+        build: Callable[[], QuantumCircuit] | None = None,
+        ops: list[statevector.Op] | None = None,
+        num_qubits: int | None = None,
+    ) -> None:
+        if circuit is None and (build is None or ops is None or num_qubits is None):
+            raise ValueError("a Circuit without a circuit needs build, ops and num_qubits")
+        self._circuit, self._build = circuit, build
+        self.measured, self.inputs = tuple(measured), tuple(inputs)
+        self.amplitude, self.boundaries = amplitude, tuple(boundaries)
+        self._num_qubits = circuit.num_qubits if circuit is not None else num_qubits
+        if ops is not None:
+            self.__dict__["ops"] = ops
+
+    @property
+    def circuit(self) -> QuantumCircuit:
+        if self._circuit is None:
+            assert self._build is not None
+            self._circuit = self._build()
+        return self._circuit
 
     @property
     def num_qubits(self) -> int:
-        return self.circuit.num_qubits
+        return int(self._num_qubits)  # type: ignore[arg-type]
 
     @cached_property
     def ops(self) -> list[statevector.Op]:
         """The compiled program, built once per job (fuzzing calls the engine thousands of times)."""
         return statevector.compile_circuit(self.circuit)
+
+    @cached_property
+    def parameters(self) -> frozenset[Parameter]:
+        """Parameters some op reads."""
+        return frozenset().union(*(op.params for op in self.ops))
+
+    def with_measured(self, measured: tuple[int, ...]) -> Circuit:
+        """The same program read out on other qubits (sharing the compiled ops)."""
+        return Circuit(
+            self._circuit,
+            measured,
+            self.inputs,
+            self.amplitude,
+            self.boundaries,
+            build=self._build,
+            ops=self.ops,
+            num_qubits=self.num_qubits,
+        )
 
 
 def required_bytes(num_qubits: int, batch: int = 1) -> int:
@@ -84,7 +127,7 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
     if not job.amplitude and encoded.shape[1] != len(job.inputs):
         raise InputError(f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}")
     inputs = list(job.inputs)
-    used = set(job.circuit.parameters)
+    used = job.parameters
     if not job.amplitude and any(p not in used for p in inputs):  # features no gate reads (Aer binds refuse them)
         keep = [i for i, p in enumerate(inputs) if p in used]
         inputs, aer_encoded = [inputs[i] for i in keep], encoded[:, keep]

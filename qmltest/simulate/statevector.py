@@ -6,6 +6,7 @@ Aer's statevector to 1e-9. It also provides the adjoint gradient used for traini
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,31 +41,51 @@ def _fixed(operation) -> np.ndarray:
     return _OPS_BY_KEY[key]
 
 
+def compile_op(operation, qubits: tuple[int, ...]) -> Op | None:
+    """One instruction as an op (None for what the engine skips); unknown parametric gates are refused."""
+    if operation.name in SKIPPED:
+        return None
+    if operation.name == "reset":
+        raise InputError("mid-circuit 'reset' is not supported by the engine")
+    if operation.name == "measure":  # outcome unused: a complete dephasing of the qubit
+        return Op(qubits, name="dephase")
+    symbolic = [p for p in operation.params if isinstance(p, ParameterExpression) and p.parameters]
+    if not symbolic:
+        return Op(qubits, matrix=_fixed(operation))
+    if operation.name not in gates.MATRIX or len(operation.params) != 1:
+        raise InputError(
+            f"gate '{operation.name}' with symbolic parameters is not supported "
+            f"(supported: {', '.join(sorted(gates.MATRIX))})"
+        )
+    angle = operation.params[0]
+    return Op(qubits, name=operation.name, angle=angle, params=frozenset(angle.parameters))
+
+
 def compile_circuit(circuit: QuantumCircuit) -> list[Op]:
-    """Turn a measurement-free circuit into a list of ops; unknown parametric gates are refused."""
-    ops: list[Op] = []
-    for inst in circuit.data:
-        operation = inst.operation
-        if operation.name in SKIPPED:
-            continue
-        if operation.name == "reset":
-            raise InputError("mid-circuit 'reset' is not supported by the engine")
-        qubits = tuple(circuit.find_bit(q).index for q in inst.qubits)
-        if operation.name == "measure":  # outcome unused: a complete dephasing of the qubit
-            ops.append(Op(qubits, name="dephase"))
-            continue
-        symbolic = [p for p in operation.params if isinstance(p, ParameterExpression) and p.parameters]
-        if not symbolic:
-            ops.append(Op(qubits, matrix=_fixed(operation)))
-            continue
-        if operation.name not in gates.MATRIX or len(operation.params) != 1:
-            raise InputError(
-                f"gate '{operation.name}' with symbolic parameters is not supported "
-                f"(supported: {', '.join(sorted(gates.MATRIX))})"
-            )
-        angle = operation.params[0]
-        ops.append(Op(qubits, name=operation.name, angle=angle, params=frozenset(angle.parameters)))
-    return ops
+    """Turn a measurement-free circuit into a list of ops."""
+    ops = (compile_op(inst.operation, tuple(circuit.find_bit(q).index for q in inst.qubits)) for inst in circuit.data)
+    return [op for op in ops if op is not None]
+
+
+_BY_GATE: dict[int, tuple[object, Op | None]] = {}
+"""Compiled op per IR gate object (held, so its id stays its own): a mutant shares all but its
+changed gates with the original, so compiling it costs only what changed."""
+GATE_CACHE_SIZE = 200_000
+
+
+def compile_gates(gates_: Iterable) -> list[Op]:
+    """Ops of IR gates (objects with `operation` and `qubits`), each gate object compiled once."""
+    out: list[Op] = []
+    for g in gates_:
+        hit = _BY_GATE.get(id(g))
+        if hit is None or hit[0] is not g:
+            if len(_BY_GATE) >= GATE_CACHE_SIZE:
+                _BY_GATE.clear()
+            hit = (g, compile_op(g.operation, tuple(g.qubits)))
+            _BY_GATE[id(g)] = hit
+        if hit[1] is not None:
+            out.append(hit[1])
+    return out
 
 
 def _components(state: np.ndarray, qubits: tuple[int, ...], n: int) -> tuple[np.ndarray, list[tuple]]:
@@ -170,6 +191,8 @@ def run(
 
 def same_op(a: Op, b: Op) -> bool:
     """Two compiled ops that act identically (same qubits, matrix or named angle expression)."""
+    if a is b:
+        return True
     if a.qubits != b.qubits or a.name != b.name:
         return False
     if a.matrix is not None or b.matrix is not None:
