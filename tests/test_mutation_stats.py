@@ -60,6 +60,34 @@ def test_accuracy_distribution_is_seeded_and_centered() -> None:
     assert exact.tolist() == [1.0] * 5
 
 
+def test_majority_correct_by_hand() -> None:
+    """Two classes: class 0 wins 3 shots when it gets >= 2 of them (0.6^3 + 3 0.6^2 0.4 = 0.648);
+    with 2 shots a 1-1 tie goes to class 0 (1 - 0.5^2 = 0.75)."""
+    cmat = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])  # parity of 2 measured qubits
+    p = np.array([[0.5, 0.3, 0.1, 0.1], [0.5, 0.3, 0.1, 0.1]])
+    q = stats.majority_correct(p, np.array([0, 1]), cmat, 3)
+    assert q is not None and q == pytest.approx([0.648, 0.352], abs=1e-12)
+    half = stats.majority_correct(np.array([[0.5, 0.5]]), np.array([0]), np.eye(2), 2)
+    assert half is not None and half[0] == pytest.approx(0.75, abs=1e-12)
+    # three classes, or states that carry no class: the shots are drawn instead
+    assert stats.majority_correct(np.ones((1, 3)) / 3, np.array([0]), np.eye(3), 10) is None
+    assert stats.majority_correct(np.array([[0.5, 0.5]]), np.array([0]), np.array([[1.0, 0.0], [0.0, 0.0]]), 3) is None
+
+
+def test_exact_majority_matches_drawn_shots() -> None:
+    """The exact tail probability equals the frequency of multinomial-majority draws (4 sigma)."""
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(4), size=6)
+    cmat = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    y = np.array([0, 1, 0, 1, 0, 1])
+    q = stats.majority_correct(p, y, cmat, 15)
+    assert q is not None
+    trials = 40_000
+    counts = rng.multinomial(15, np.broadcast_to(p, (trials,) + p.shape))
+    freq = (np.argmax(counts @ cmat, axis=2) == y).mean(axis=0)
+    assert np.all(np.abs(freq - q) <= 4 * np.sqrt(q * (1 - q) / trials) + 1e-9)
+
+
 def test_identical_mutant_killed_at_most_about_alpha() -> None:
     """1000 seeded trials of an unchanged copy: the false-kill rate stays near alpha (binomial 3 sigma)."""
     model = random_model("zfm_ra", [0, 1])

@@ -1,5 +1,6 @@
 """Prefix reuse: a mutant resumed from the original's batch state at the last layer boundary before its
-first changed gate gives the same bits as simulating it from the start (and Aer's numbers to 1e-9)."""
+first changed gate gives the same bits as simulating it from the start (and Aer's numbers to 1e-9);
+finished with the original's fused dense suffix, it agrees with the plain run to 1e-9."""
 
 from __future__ import annotations
 
@@ -16,28 +17,64 @@ from qmltest.mutation.scope import Scope
 from qmltest.simulate import engine
 
 
-@pytest.mark.parametrize("name, dataset", [("qcl-mnist01", "mnist"), ("zfm-ra-iris", "iris")])
-def test_prefix_reuse_is_bit_identical(name, dataset) -> None:
-    model = artifact.load(f"data/models/{name}")
-    x, y = datasets.select(f"{dataset}:test", "test", model.classes, 10, 0)
-    data = Data("t", model.encode(x), label_indices(model, y), x)
-    made, _ = sites.generate(model, sites.operators("qml", ["APC", "ALD", "APGC"]), "directed")
-    mutants = [g.model for g in made if g.model is not None][:40]
+def _mutants(model: artifact.Model) -> list[artifact.Model]:
+    made, _ = sites.generate(model, sites.operators("qml", ["APC", "ALD", "APGC", "ALA", "LS"]), "directed")
+    mutants = [g.model for g in made if g.model is not None][:60]
     rng = np.random.default_rng(3)
-    for op in ("PF", "RGD", "GR"):
+    for op in ("PF", "RGD", "GR", "RGA", "GSM"):
         result = qops.get(op).mutate(model.ir, Scope(), 0.1, rng)
         if result is not None:
             mutants.append(model.with_ir(result[0], export=False))
+    return mutants
+
+
+def _data(name: str, dataset: str) -> tuple[artifact.Model, Data]:
+    model = artifact.load(f"data/models/{name}")
+    x, y = datasets.select(f"{dataset}:test", "test", model.classes, 10, 0)
+    return model, Data("t", model.encode(x), label_indices(model, y), x)
+
+
+@pytest.mark.parametrize("name, dataset", [("qcl-mnist01", "mnist"), ("zfm-ra-iris", "iris")])
+def test_prefix_reuse_is_bit_identical(name, dataset) -> None:
+    model, data = _data(name, dataset)
+    mutants = _mutants(model)
     evaluator = Evaluator(model, 20, 1000, 0)
+    evaluator.fuse = False
     resumed = 0
     for mutant in mutants:
-        fast = evaluator._from_prefix(mutant, data)
+        fast = evaluator._resumed(mutant, data)
         plain = engine.probabilities(mutant.job(), data.encoded)
         if fast is not None:
             resumed += 1
             assert np.array_equal(fast, plain)  # bit-identical, not merely close
         assert np.array_equal(evaluator.probs(mutant, data), plain)
     assert resumed >= len(mutants) // 3  # the reuse really happens
+
+
+@pytest.mark.parametrize(
+    "name, dataset, dense",
+    [("qcl-mnist01", "mnist", True), ("drnn-mnist01", "mnist", False), ("zzfm-su2-iris", "iris", True)],
+)
+def test_fused_suffix_agrees_with_the_plain_run(name, dataset, dense) -> None:
+    """Amplitude (the whole circuit fused) and angle models; added, removed, replaced and swapped
+    gates and layers. DRNN re-uploads features until its last 24 ops: too few for a dense suffix
+    to pay (`dense_pays`), so its mutants resume from the nearest cached state only."""
+    from qmltest.simulate import resume
+
+    model, data = _data(name, dataset)
+    check = resume.Checkpoints(model.job(), data.encoded)
+    assert bool(check.tails) == dense
+    fused = 0
+    for mutant in _mutants(model):
+        if mutant.manifest["preprocessing"] != model.manifest["preprocessing"]:
+            continue
+        fast = check.probabilities(mutant.job())
+        plain = engine.probabilities(mutant.job(), data.encoded)
+        assert fast is not None
+        np.testing.assert_allclose(fast, plain, rtol=0, atol=1e-9)
+        fused += not np.array_equal(fast, plain)  # rounding differs only where the dense tail ran
+    if dense:
+        assert fused > 0
 
 
 def test_layer_boundaries_keep_the_engine_equal_to_aer() -> None:

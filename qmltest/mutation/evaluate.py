@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class Evaluator:
         self.shots = shots
         self.seed = seed
         self._orig_probs: dict[str, np.ndarray] = {}
-        self._prefix: dict[str, dict[int, np.ndarray]] = {}
+        self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
         from qmltest.simulate import engine
@@ -69,42 +70,32 @@ class Evaluator:
                 raise InputError(f"{data.name}: a data mutation needs the raw inputs")
             encoded = model.encode(data.raw)
         elif self.noise is None and self.prefix_reuse and model is not self.original:
-            reused = self._from_prefix(model, data)
+            reused = self._resumed(model, data)
             if reused is not None:
                 return reused
         return engine.probabilities(model.job(), encoded, noise=self.noise)
 
     prefix_reuse = True
+    fuse = True
+    """Resume mutants from the original's cached states (bit-identical) and, with `fuse`, finish them
+    with its dense suffix unitaries (equal to rounding)."""
 
     def __getstate__(self) -> dict:
         """Workers get the settings, not the client's cached batch states (they rebuild their own)."""
         return dict(self.__dict__, _prefix={})
 
-    def _from_prefix(self, model: Model, data: Data) -> np.ndarray | None:
-        """A mutant resumed from the original's state at the last layer boundary before its first
-        changed gate (exact: the same bits as simulating it from the start)."""
-        from qmltest.simulate import engine
+    def _resumed(self, model: Model, data: Data) -> np.ndarray | None:
+        """A mutant resumed from the original's checkpoints (`qmltest.simulate.resume`)."""
+        from qmltest.simulate import engine, resume
 
-        job, orig = model.job(), self.original.job()
-        if (
-            job.num_qubits != orig.num_qubits
-            or job.amplitude != orig.amplitude
-            or not engine.reusable(job, data.encoded)
-        ):
-            return None
-        first = engine.first_difference(job.ops, orig.ops)
         key = data.fingerprint
         if key not in self._prefix:
+            orig = self.original.job()
             if not engine.reusable(orig, data.encoded):
                 return None
-            self._prefix.clear()  # one data set's states at a time: memory stays bounded
-            self._prefix[key] = engine.boundary_states(orig, data.encoded)
-        states = self._prefix[key]
-        common = [b for b in states if 0 < b <= first and b in job.boundaries]
-        if not common:
-            return None
-        start = max(common)
-        return engine.probabilities_from(job, data.encoded, start, states[start])
+            self._prefix.clear()  # one data set's checkpoints at a time: memory stays bounded
+            self._prefix[key] = resume.Checkpoints(orig, data.encoded, self.fuse)
+        return self._prefix[key].probabilities(model.job())
 
     def original_probs(self, data: Data) -> np.ndarray:
         key = data.fingerprint

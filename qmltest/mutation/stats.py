@@ -50,9 +50,29 @@ def accuracy_distribution(
         return np.full(repeats, acc)
     p = np.clip(probs, 0, None)
     p = p / p.sum(axis=1, keepdims=True)
+    exact = majority_correct(p, y, cmat, shots)
+    if exact is not None:  # each repeat's prediction is right with probability exact[i], independently
+        return (rng.random((repeats, len(y))) < exact[None, :]).mean(axis=1)
     counts = rng.multinomial(shots, np.broadcast_to(p, (repeats,) + p.shape))  # (repeats, N, S)
     pred = np.argmax(counts @ cmat, axis=2)
     return (pred == y[None, :]).mean(axis=1)
+
+
+def majority_correct(p: np.ndarray, y: np.ndarray, cmat: np.ndarray, shots: int) -> np.ndarray | None:
+    """Exact P(the majority of `shots` shots names class y_i), per input, for a two-class readout
+    where every state carries one class (None otherwise: the caller draws the shots).
+
+    Class 0's count is Binomial(shots, P0); ties go to the lower class (as `readout.predict`), so
+    class 0 wins iff its count >= ceil(shots / 2). One tail probability replaces `repeats`
+    multinomial draws of `shots` shots per input, with the same distribution of accuracies.
+    """
+    from scipy.stats import binom
+
+    if cmat.shape[1] != 2 or not np.all((cmat == 0) | (cmat == 1)) or not np.all(cmat.sum(axis=1) == 1):
+        return None
+    p0 = np.clip(p @ cmat[:, 0], 0.0, 1.0)
+    win0 = binom.sf(-(-shots // 2) - 1, shots, p0)
+    return np.where(y == 0, win0, 1.0 - win0)
 
 
 def cohens_d(a: np.ndarray, b: np.ndarray) -> float:

@@ -164,10 +164,6 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
     return np.concatenate(out)
 
 
-PREFIX_BYTES = 512 * 2**20
-"""Memory the cached boundary states of one data set may take (prefix reuse)."""
-
-
 def _values(job: Circuit, encoded: np.ndarray) -> dict:
     """Feature columns by parameter (angle encoding); amplitude inputs bind no parameters."""
     return {} if job.amplitude else {p: encoded[:, i] for i, p in enumerate(job.inputs)}
@@ -188,31 +184,6 @@ def reusable(job: Circuit, encoded: np.ndarray) -> bool:
     if any(op.name == "dephase" for op in job.ops):
         return False
     return len(encoded) <= max(1, CHUNK_BYTES // required_bytes(job.num_qubits))
-
-
-def boundary_states(job: Circuit, encoded: np.ndarray) -> dict[int, np.ndarray]:
-    """The batch's state at each layer boundary (before that op), as far as PREFIX_BYTES allows."""
-    ops, n = job.ops, job.num_qubits
-    psi, values = _start(job, encoded)
-    out = {0: psi}
-    per_state = psi.nbytes
-    prev = 0
-    for b in sorted(b for b in job.boundaries if 0 < b < len(ops)):
-        if per_state * (len(out) + 1) > PREFIX_BYTES:
-            break
-        psi = statevector.run(ops[prev:b], psi, values, n)
-        out[b] = psi
-        prev = b
-    return out
-
-
-def probabilities_from(job: Circuit, encoded: np.ndarray, start: int, psi: np.ndarray) -> np.ndarray:
-    """Probabilities resuming at boundary `start` from the batch state there: the same bits as a
-    run from the beginning, because fusion never crosses a boundary."""
-    values = _values(job, np.asarray(encoded))
-    rel = tuple(b - start for b in job.boundaries if b > start)
-    out = statevector.run(job.ops[start:], psi, values, job.num_qubits, rel)
-    return statevector.marginal_probabilities(out, list(job.measured), job.num_qubits)
 
 
 def first_difference(a: list[statevector.Op], b: list[statevector.Op]) -> int:
