@@ -43,13 +43,15 @@ def naive_seconds_per_input_repeat(model: artifact.Model, states: np.ndarray) ->
 
 
 def prefix_reuse(name: str) -> None:
-    """Per (mutant, input): every directed QML mutant resumed from the original's state at its last
-    unchanged layer boundary, against simulating it from the start (both exact, bit-identical)."""
+    """Per (mutant, input), exact: every directed QML mutant (1) resumed from the original's cached
+    state and finished with its fused dense suffix (the default), (2) resumed at the last layer
+    boundary only (bit-identical to (3)), (3) simulated from the start (today's path before issue
+    14), and on a subset (4) Aer statevector with one batched parameter bind per mutant."""
     from qmltest.mutation import sites
     from qmltest.mutation.evaluate import Evaluator
 
     model = artifact.load(f"data/models/{name}")
-    x, y = datasets.select("mnist:test", "test", model.classes, 50, 0)
+    x, y = datasets.select("mnist:test", "test", model.classes, 100, 0)
     data = Data("t", model.encode(x), label_indices(model, y), x)
     made, _ = sites.generate(model, sites.operators("qml", None), "directed")
     mutants = [
@@ -58,20 +60,45 @@ def prefix_reuse(name: str) -> None:
         if g.model is not None and g.model.manifest["preprocessing"] == model.manifest["preprocessing"]
     ]
     for m in mutants:
-        _ = m.job().ops  # compile outside the timing: both paths share it
-    evaluator = Evaluator(model, REPEATS, SHOTS, 0)
-    evaluator.probs(mutants[0], data)
+        _ = m.job().ops  # compile outside the timing: every path shares it
+    seconds, results = {}, {}
+    for label, fuse in (("fused", True), ("prefix", False)):
+        evaluator = Evaluator(model, REPEATS, SHOTS, 0)
+        evaluator.fuse = fuse
+        evaluator.probs(mutants[0], data)  # builds the checkpoints (timed apart below)
+        start = time.perf_counter()
+        results[label] = [evaluator.probs(m, data) for m in mutants]
+        seconds[label] = time.perf_counter() - start
     start = time.perf_counter()
-    fast = [evaluator.probs(m, data) for m in mutants]
-    t_fast = time.perf_counter() - start
+    results["plain"] = [engine.probabilities(m.job(), data.encoded) for m in mutants]
+    seconds["plain"] = time.perf_counter() - start
+    few = mutants[:: max(1, len(mutants) // 12)]
     start = time.perf_counter()
-    plain = [engine.probabilities(m.job(), data.encoded) for m in mutants]
-    t_plain = time.perf_counter() - start
-    same = all(np.array_equal(a, b) for a, b in zip(fast, plain))
+    aer = [engine.probabilities(m.job(), data.encoded, backend="aer") for m in few]
+    t_aer = (time.perf_counter() - start) / len(few)
+    from qmltest.simulate import resume
+
+    start = time.perf_counter()
+    check = resume.Checkpoints(model.job(), data.encoded)
+    t_build = time.perf_counter() - start
     per = 1e6 / (len(mutants) * len(data.y))
+    plain = seconds["plain"] * per
+    fused_err = max(float(np.max(np.abs(a - b))) for a, b in zip(results["fused"], results["plain"]))
+    aer_err = max(float(np.max(np.abs(a - results["fused"][mutants.index(m)]))) for a, m in zip(aer, few))
+    same = all(np.array_equal(a, b) for a, b in zip(results["prefix"], results["plain"]))
+    print(f"  {name}: {len(mutants)} mutants x {len(data.y)} inputs, exact, us per (mutant, input):")
     print(
-        f"  {name}: {len(mutants)} mutants x {len(data.y)} inputs, exact: prefix reuse {t_fast * per:.1f} us vs "
-        f"from the start {t_plain * per:.1f} us per (mutant, input), x{t_plain / t_fast:.2f}; bit-identical: {same}"
+        f"    fused suffix {seconds['fused'] * per:7.1f}  (x{plain / (seconds['fused'] * per):.2f} vs from the start; "
+        f"max |diff| {fused_err:.1e}; checkpoints {check.nbytes / 2**20:.0f} MB, stride {check.stride}, "
+        f"built in {t_build:.2f} s once per data set)"
+    )
+    t_prefix = seconds["prefix"] * per
+    print(f"    prefix reuse {t_prefix:7.1f}  (x{plain / t_prefix:.2f}; bit-identical: {same})")
+    print(f"    from start   {plain:7.1f}")
+    print(
+        f"    Aer batched  {1e6 * t_aer / len(data.y):7.1f}  (one bind of {len(data.y)} inputs per mutant, "
+        f"{len(few)} mutants; fused is x{1e6 * t_aer / len(data.y) / (seconds['fused'] * per):.0f} faster; "
+        f"max |diff| {aer_err:.1e})"
     )
 
 
@@ -106,6 +133,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-    print("prefix reuse (QuanForge/QML mutants share the original's gates up to their first change):")
+    print("resuming mutants (QML mutants share the original's gates up to their first change):")
     for name in ("qcl-mnist01", "drnn-mnist01"):
         prefix_reuse(name)
