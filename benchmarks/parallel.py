@@ -5,7 +5,10 @@ suite mnist:test PER_CLASS per class (QCov Table 3's suite sizes: 50 and 100), 1
 statistical evidence and majority verdicts, plus the null control. The baseline is the same
 pipeline in one process (`--workers 1`, no Dask import), the way a user runs it today. Dask runs a
 LocalCluster of single-threaded worker processes; its start-up is timed apart. Efficiency =
-t1 / (k * tk) over the mutate call alone. Usage:
+t1 / (k * tk) over the mutate call alone (best of TRIALS runs each, after one warm-up run), where
+t1 is one worker on one core: a Dask worker runs single-threaded BLAS, while the in-process run's
+BLAS (the fused suffix's matmuls) uses every core, so its time is printed beside it but is not a
+one-core baseline. Usage:
     python benchmarks/parallel.py [--per-class N] [WORKERS ...]        (default: 100; 1 2)
 """
 
@@ -21,6 +24,7 @@ from qmltest.mutation import pipeline
 from qmltest.mutation.evaluate import Data
 
 MODEL = "data/models/qcl-mnist01"
+TRIALS = 3
 
 
 def _noop(shared: object, item: int) -> int:
@@ -44,14 +48,17 @@ def main(counts: list[int], per_class: int) -> None:
     print(f"QML suite on {MODEL}, {len(y)} inputs ({per_class} per class), 1000 shots, 20 repeats")
     opts = pipeline.Options(suite="qml", shots=1000, seed=0)
     times, startup, reports = {}, {}, {}
+    pipeline.run(model, [suite], opts)  # warm-up: imports and caches, so the first timed run is not penalised
     for k in counts:
         where = parallel.plan(k)
         start = time.perf_counter()
         with parallel.session(where):  # a cluster already up, as with --cluster; its start-up timed apart
             startup[k] = time.perf_counter() - start
-            start = time.perf_counter()
-            result, timing = pipeline.run(model, [suite], opts, where=where)
-            times[k] = time.perf_counter() - start
+            times[k] = float("inf")
+            for _ in range(TRIALS):  # best of TRIALS: this shared machine's load varies by +-15%
+                start = time.perf_counter()
+                result, timing = pipeline.run(model, [suite], opts, where=where)
+                times[k] = min(times[k], time.perf_counter() - start)
         reports[k] = result
         print(
             f"workers {k}: {len(result['mutants'])} mutants in {times[k]:.2f} s "
@@ -62,12 +69,26 @@ def main(counts: list[int], per_class: int) -> None:
     assert all(r == base for r in reports.values()), "reports differ across worker counts"
     print("reports identical at every worker count")
     t1 = times.get(1)
+    if t1:  # a Dask worker runs single-threaded BLAS; in-process, BLAS's threads use every core
+        from threadpoolctl import threadpool_limits
+
+        one_core = float("inf")
+        with threadpool_limits(limits=1):
+            for _ in range(TRIALS):
+                start = time.perf_counter()
+                again, _ = pipeline.run(model, [suite], opts, where=parallel.plan(1))
+                one_core = min(one_core, time.perf_counter() - start)
+        assert again == base, "single-threaded BLAS changed the report"
+        print(
+            f"workers 1 on one core (BLAS single-threaded, as in each Dask worker): {one_core:.2f} s; "
+            f"in-process with BLAS on all cores: {t1:.2f} s"
+        )
     for k in counts:
         if k > 1 and t1:
             print(
-                f"  efficiency at {k} workers: t1 / (k tk) = {t1 / (k * times[k]):.2f} on a running cluster "
-                f"(speed-up {t1 / times[k]:.2f}x); {t1 / (k * (times[k] + startup[k])):.2f} counting the "
-                "local cluster's start-up"
+                f"  efficiency at {k} workers: t1 / (k tk) = {one_core / (k * times[k]):.2f} against one worker's "
+                f"core, on a running cluster ({t1 / times[k]:.2f}x the in-process run whose BLAS already uses "
+                f"every core); {one_core / (k * (times[k] + startup[k])):.2f} counting the local cluster's start-up"
             )
     per_task = overhead_per_task(parallel.plan(2))
     per_item = t1 / max(len(base["mutants"]) + pipeline.NULL_COPIES, 1) if t1 else float("nan")

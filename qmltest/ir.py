@@ -9,6 +9,7 @@ span of its statement in the QASM3 text (1-based line, 0-based column, end inclu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from qiskit.circuit import ClassicalRegister, Instruction, Parameter, ParameterExpression, QuantumCircuit
 
@@ -59,8 +60,9 @@ class Layer:
     kind: str  # feature_map | ansatz
     blocks: tuple[Block, ...]
 
-    @property
+    @cached_property
     def gates(self) -> tuple[Gate, ...]:
+        """Cached: generation and diffing read every layer's gates once per mutant."""
         return tuple(g for b in self.blocks for g in b.gates)
 
 
@@ -71,7 +73,7 @@ class ModelIR:
     measured: tuple[int, ...]
     inputs: tuple[Parameter, ...]  # feature parameters, in feature order
 
-    @property
+    @cached_property
     def gates(self) -> tuple[Gate, ...]:
         return tuple(g for layer in self.layers for g in layer.gates)
 

@@ -16,7 +16,7 @@ runner records it as errored) instead of ending the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -99,19 +99,27 @@ def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, An
     return out
 
 
+def batch_size(total: int, workers: int, where: Plan | None = None) -> int:
+    """Items per task: BATCHES_PER_WORKER tasks per worker (unless the plan fixes it)."""
+    if where is not None and where.batch:
+        return where.batch
+    return max(1, -(-total // (BATCHES_PER_WORKER * max(1, workers))))
+
+
 def run_tasks(
     fn: Callable[[Any, Any], Any],
     shared: Any,
     items: Sequence[Any],
     where: Plan | None = None,
     on_result: Callable[[int, Any], None] | None = None,
-    later: Callable[[], Sequence[Any]] | None = None,
+    later: Callable[[int], Iterable[Sequence[Any]]] | None = None,
 ) -> list[Any]:
     """fn(shared, item) for every item; results in item order (TaskError for items that failed).
 
-    `later()`, if given, is called in the client once `items` are on their way (in-process: after
-    they ran); its items follow, their indices continuing after `items`. Client-side work such as
-    mutant generation so overlaps the workers' first round instead of leaving them idle.
+    `later(workers)`, if given, is called in the client once `items` are on their way (in-process:
+    after they ran) and yields further items in batches (one task each), their indices continuing
+    after `items`. Each batch is submitted as soon as it is yielded, so client-side work such as
+    mutant generation overlaps the workers instead of leaving them idle.
     """
     where = where or Plan()
     results: list[Any] = []
@@ -124,17 +132,17 @@ def run_tasks(
     if not items and later is None:
         return results
 
-    def rounds() -> Iterator[Sequence[Any]]:
-        yield items
-        if later is not None:
-            yield later()  # called only once the first round is done (in-process)
+    def indexed(chunk: Sequence[Any]) -> list[tuple[int, Any]]:
+        offset = len(results)
+        results.extend([None] * len(chunk))
+        return [(offset + i, item) for i, item in enumerate(chunk)]
 
     if where.local:
-        for chunk in rounds():
-            offset = len(results)
-            results.extend([None] * len(chunk))
-            for i, item in enumerate(chunk):
-                done(offset + i, _batch(fn, shared, [(offset + i, item)])[0][1])
+        for pair in indexed(items):
+            done(*_batch(fn, shared, [pair])[0])
+        for chunk in later(1) if later is not None else ():
+            for pair in indexed(chunk):
+                done(*_batch(fn, shared, [pair])[0])
         return results
     with _reuse_or_start(where) as dask_client:
         from distributed import as_completed
@@ -144,21 +152,16 @@ def run_tasks(
         remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
         futures: dict[Any, list[tuple[int, Any]]] = {}
 
-        def submit(chunk: Sequence[Any]) -> list[Any]:
-            offset = len(results)
-            results.extend([None] * len(chunk))
-            size = where.batch or max(1, -(-len(chunk) // (BATCHES_PER_WORKER * n_workers)))
-            indexed = [(offset + i, item) for i, item in enumerate(chunk)]
-            new = []
-            for i in range(0, len(indexed), size):
-                future = dask_client.submit(_batch, fn, remote, indexed[i : i + size], pure=False, retries=RETRIES + 1)
-                futures[future] = indexed[i : i + size]
-                new.append(future)
-            return new
+        def submit(batch: list[tuple[int, Any]]) -> Any:
+            future = dask_client.submit(_batch, fn, remote, batch, pure=False, retries=RETRIES + 1)
+            futures[future] = batch
+            return future
 
-        pending = as_completed(submit(items))
-        if later is not None:
-            pending.update(submit(later()))
+        first = indexed(items)
+        size = batch_size(len(first), n_workers, where)
+        pending = as_completed([submit(first[i : i + size]) for i in range(0, len(first), size)])
+        for chunk in later(n_workers) if later is not None else ():
+            pending.add(submit(indexed(chunk)))
         for future in pending:
             try:
                 pairs = future.result()

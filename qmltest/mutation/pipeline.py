@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -382,23 +382,22 @@ def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[
     }
 
 
-def generate_sites(
-    original: Model, opts: Options, progress: Callable[[int], None]
-) -> tuple[list[Candidate], dict, float]:
-    """Every (directed) site of the QML / classic operators; duplicates skipped and counted."""
+def iter_sites(
+    original: Model, opts: Options, progress: Callable[[int], None], generation: dict
+) -> Iterator[Candidate]:
+    """Every (directed) site of the QML / classic operators, one candidate at a time; duplicates
+    skipped and counted in `generation` once the last one is made."""
     ops = sites.operators(opts.suite, list(opts.operators) or None)
-    start = time.perf_counter()
-    made, skipped = sites.generate(original, ops, opts.strategy)
-    seconds = time.perf_counter() - start
-    cands = []
-    for g in made:
+    skipped: dict[str, dict[str, int]] = {}
+    per_op: dict[str, dict] = {op.name: {"generated": 0, "skipped": {}} for op in ops}
+    for g in sites.iter_generate(original, ops, opts.strategy, skipped):
         status = "scored" if g.status == "pending" else g.status
-        cands.append(Candidate(g.id, g.site.operator, "all", g.site.describe(), g.model, status))
+        per_op[g.site.operator]["generated"] += 1
         progress(1)
-    per_op = {op.name: {"generated": 0, "skipped": skipped.get(op.name, {})} for op in ops}
-    for c in cands:
-        per_op[c.operator]["generated"] += 1
-    return cands, {"cells": {"all": per_op}}, seconds
+        yield Candidate(g.id, g.site.operator, "all", g.site.describe(), g.model, status)
+    for name, counts in skipped.items():
+        per_op[name]["skipped"] = counts
+    generation["cells"] = {"all": per_op}
 
 
 # ---------------------------------------------------------------- evaluation
@@ -526,24 +525,41 @@ def _run(
     generation: dict = {}
     gen_seconds = 0.0
 
-    def generate() -> list[Candidate]:
-        """Runs in the client while the workers evaluate the null copies."""
-        nonlocal cands, generation, gen_seconds
+    def generate(workers: int) -> Iterator[list]:
+        """Runs in the client while the workers evaluate the null copies; each batch of candidates
+        goes out as soon as it is made, so the workers need not wait for the last one."""
+        nonlocal gen_seconds
         gen_started = time.perf_counter()
+        stream: Iterator[Candidate]
         if opts.strategy == "search":
             search_cells = cells or [Cell("all", Scope())]
-            cands, generation = generate_search(original, reference, search_cells, opts, evaluator, folder, tick, where)  # type: ignore[arg-type]
-            gen_seconds = time.perf_counter() - gen_started
+            made, found = generate_search(original, reference, search_cells, opts, evaluator, folder, tick, where)  # type: ignore[arg-type]
+            generation.update(found)
+            stream, total = iter(made), len(made)
         else:
-            cands, generation, gen_seconds = generate_sites(original, opts, tick)
-        for cand in cands:
-            rec = folder.records.get(cand.id, {})
-            cand.evidence = dict(rec.get("suites", {}))
-            if cand.model is not None:
-                cand.touched = touched_gates(original, cand.model)
-            if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
-                pending.append(cand)
-        return [shipped(original, c, remote) for c in pending]
+            stream = iter_sites(original, opts, tick, generation)
+            total = sites.site_count(original, sites.operators(opts.suite, list(opts.operators) or None), opts.strategy)
+        size = parallel.batch_size(total, workers, where)
+        gen_seconds += time.perf_counter() - gen_started
+        batch: list = []
+        while True:
+            started_one = time.perf_counter()
+            cand = next(stream, None)
+            if cand is not None:
+                cands.append(cand)
+                rec = folder.records.get(cand.id, {})
+                cand.evidence = dict(rec.get("suites", {}))
+                if cand.model is not None:
+                    cand.touched = touched_gates(original, cand.model)
+                if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
+                    pending.append(cand)
+                    batch.append(shipped(original, cand, remote))
+            gen_seconds += time.perf_counter() - started_one
+            if batch and (cand is None or len(batch) >= size):
+                yield batch
+                batch = []
+            if cand is None:
+                return
 
     def evaluated(index: int, result: object) -> None:
         cand = pending[index]

@@ -461,26 +461,52 @@ CLASSIC: dict[str, type[QmlOperator]] = {
 }
 
 
-def canonical(model: Model, keys: dict[int, tuple] | None = None) -> tuple:
+class Form(tuple):
+    """A canonical form (a plain tuple for equality and hashing) that carries its own repr, built
+    from each gate's cached repr: the mutant id hashes it, and repr-ing 150 gates anew cost more
+    than making the mutant."""
+
+    text: str
+
+
+def _joined(parts: list[str]) -> str:
+    """repr of a tuple from its items' reprs."""
+    return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+
+
+def canonical(model: Model, keys: dict | None = None) -> Form:
     """A form equal for circuits that differ only in the order of gates on disjoint qubits.
 
     Gates are keyed by ASAP time step, then qubits; with the preprocessing (DFC mutants differ there)
-    and the readout (remove-measure mutants differ there). `keys` caches each gate's key by object
-    (mutants share the original's unchanged gate objects), so a generation run keys each gate once.
+    and the readout (remove-measure mutants differ there). `keys` caches each layer's keyed gates by
+    layer object and incoming qubit frontier (mutants share the original's unchanged layers), so a
+    generation run keys each unchanged layer once.
     """
     keys = {} if keys is None else keys
     free: dict[int, int] = {}
-    gates = []
+    gates: list[tuple[tuple, str]] = []  # (entry, its repr)
     for layer in model.ir.layers:
-        for block in layer.blocks:
-            for g in block.gates:
-                entry = keys.get(id(g))
-                if entry is None or entry[0] is not g:
-                    entry = keys[id(g)] = (g, (g.qubits, g.name, tuple(str(p.value) for p in g.params)))
+        slot = (id(layer), tuple(sorted(free.items())))
+        hit = keys.get(slot)
+        if hit is None or hit[0] is not layer:
+            out = dict(free)
+            entries = []
+            for g in layer.gates:
+                mine = keys.get(id(g))
+                if mine is None or mine[0] is not g:
+                    key = (g.qubits, g.name, tuple(str(p.value) for p in g.params))
+                    mine = keys[id(g)] = (g, key, repr(key)[1:])
                 qs = g.qubits
-                t = free.get(qs[0], 0) if len(qs) == 1 else max(free.get(q, 0) for q in qs)
+                t = out.get(qs[0], 0) if len(qs) == 1 else max(out.get(q, 0) for q in qs)
                 for q in qs:
-                    free[q] = t + 1
-                gates.append((t, *entry[1]))
-    gates.sort()
-    return (tuple(gates), repr(model.manifest["preprocessing"]), model.ir.measured, model.readout_matrix.tobytes())
+                    out[q] = t + 1
+                entries.append(((t, *mine[1]), f"({t}, {mine[2]}"))
+            hit = keys[slot] = (layer, entries, out)
+        gates.extend(hit[1])
+        free = hit[2]
+    gates.sort()  # by entry: no two gates share a time step and a qubit, so entries never tie
+    rest = (repr(model.manifest["preprocessing"]), model.ir.measured, model.readout_matrix.tobytes())
+    entries_, texts = zip(*gates) if gates else ((), ())
+    form = Form((tuple(entries_), *rest))
+    form.text = _joined([_joined(list(texts)) if gates else "()", *map(repr, rest)])
+    return form

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from qmltest.artifact import Model
@@ -41,20 +42,27 @@ class Generated:
 
 def mutant_id(model: Model, site: Site, mutant: Model | None, form: tuple | None = None) -> str:
     """Content address from the original's hash, the site and the mutant's canonical form."""
-    body = "" if mutant is None else repr(form if form is not None else canonical(mutant))
+    if mutant is not None and form is None:
+        form = canonical(mutant)
+    body = "" if form is None else getattr(form, "text", None) or repr(form)
     return hashlib.sha256(f"{model.sha256}\x1f{site.describe()}\x1f{body}".encode()).hexdigest()[:16]
 
 
 def generate(model: Model, ops: list[QmlOperator], strategy: str) -> tuple[list[Generated], dict]:
     """Mutants of every operator; in 'directed' mode redundant ones are skipped and counted."""
+    skipped: dict[str, dict[str, int]] = {}
+    return list(iter_generate(model, ops, strategy, skipped)), skipped
+
+
+def iter_generate(model: Model, ops: list[QmlOperator], strategy: str, skipped: dict) -> Iterator[Generated]:
+    """`generate`, one mutant at a time (a runner evaluates the first while later ones are made);
+    `skipped` is filled per operator as each one finishes."""
     if strategy not in ("directed", "exhaustive"):
         raise InputError(f"--strategy must be directed or exhaustive, got '{strategy}'")
     directed = strategy == "directed"
-    keys: dict[int, tuple] = {}
+    keys: dict = {}
     original_form = canonical(model, keys)
     seen = {original_form}
-    out: list[Generated] = []
-    skipped: dict[str, dict[str, int]] = {}
     for op in ops:
         counts = {"sites": 0, "duplicate_circuit": 0, "identical_to_original": 0}
         if directed:
@@ -77,9 +85,13 @@ def generate(model: Model, ops: list[QmlOperator], strategy: str) -> tuple[list[
                 seen.add(form)
             g = Generated(site, mutant, mutant_id(model, site, mutant, form), status)
             g.seconds = time.perf_counter() - start
-            out.append(g)
+            yield g
         skipped[op.name] = counts
-    return out, skipped
+
+
+def site_count(model: Model, ops: list[QmlOperator], strategy: str) -> int:
+    """Sites before deduplication: an upper bound on the mutants `generate` makes."""
+    return sum(len(op.sites(model, strategy == "directed")) for op in ops)
 
 
 def count(model: Model, ops: list[QmlOperator], strategy: str) -> dict[str, int]:
