@@ -19,7 +19,14 @@ from pathlib import Path
 from repro_common import FULL, QUICK, Size, Table, _cell
 from repro_qcov import qcov_attacks, qcov_fuzzing, qcov_sampling, qcov_table3, qcov_table6, qcov_table9
 from repro_qml import qml_tables
-from repro_quanforge import quanforge_hoeffding, quanforge_table3, quanforge_table4, quanforge_table5, quanforge_table7
+from repro_quanforge import (
+    quanforge_hoeffding,
+    quanforge_table3,
+    quanforge_table4,
+    quanforge_table5,
+    quanforge_table7,
+    quanforge_table8,
+)
 
 from qmltest import report
 
@@ -52,6 +59,7 @@ TABLES: dict[str, Callable[[Size], Table]] = {
     "quanforge-table7": quanforge_table7,
     "quanforge-table4": quanforge_table4,
     "quanforge-table5": quanforge_table5,
+    "quanforge-table8": quanforge_table8,
     "quanforge-hoeffding": quanforge_hoeffding,
     "qml-tables": qml_tables,
 }
