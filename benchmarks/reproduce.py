@@ -26,6 +26,7 @@ from repro_quanforge import (
     quanforge_table5,
     quanforge_table7,
     quanforge_table8,
+    quanforge_table9,
 )
 
 from qmltest import report
@@ -60,6 +61,7 @@ TABLES: dict[str, Callable[[Size], Table]] = {
     "quanforge-table4": quanforge_table4,
     "quanforge-table5": quanforge_table5,
     "quanforge-table8": quanforge_table8,
+    "quanforge-table9": quanforge_table9,
     "quanforge-hoeffding": quanforge_hoeffding,
     "qml-tables": qml_tables,
 }
