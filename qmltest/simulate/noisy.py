@@ -9,7 +9,6 @@ N(0, sigma) over-rotations of every numeric gate angle and averages the repetiti
 from __future__ import annotations
 
 import numpy as np
-from qiskit import transpile
 from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
 from qiskit_aer import AerSimulator
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.simulate import statevector
-from qmltest.simulate.engine import Circuit, _start, _values, first_difference, reusable
+from qmltest.simulate.engine import Circuit, _start, _values, available_bytes, first_difference, reusable
 
 PREFIX_BYTES = 512 * 2**20
 """Memory the cached boundary states of one data set may take (prefix reuse)."""
@@ -82,7 +82,10 @@ class Checkpoints:
         if length <= 0 or not dense_pays(length, n):
             return
         per_point = self.states[0].nbytes + 16 * 4**n
-        self.stride = max(1, -(-length * per_point // FUSE_BYTES))
+        budget = min(FUSE_BYTES, available_bytes() // 4)  # an optimisation: never what exhausts memory
+        if budget < per_point:
+            return
+        self.stride = max(1, -(-length * per_point // budget))
         points = list(range(fixed, len(ops), self.stride))
         # states: forward from the last boundary state at or before the suffix
         values = _values(self.job, self.encoded)
