@@ -54,6 +54,27 @@ def test_in_process_and_dask_give_the_same_results_in_order() -> None:
     assert sorted(seen) == items  # every result streamed back once
 
 
+def test_later_batches_stream_and_continue_the_indices() -> None:
+    """Items made by later(workers) after the first round go out batch by batch as they are yielded;
+    their results follow the first round's, in order, in-process and on Dask alike."""
+    calls: list[int] = []
+
+    def later(workers: int):
+        calls.append(workers)
+        for start in (40, 47, 60):
+            yield list(range(start, start + 5))
+
+    expected = [float(np.sqrt(3 * i)) for i in list(range(10)) + [40 + k for k in range(5)]]
+    expected += [float(np.sqrt(3 * (s + k))) for s in (47, 60) for k in range(5)]
+    local = parallel.run_tasks(_square, {"scale": 3}, list(range(10)), later=later)
+    seen: list[int] = []
+    dask = parallel.run_tasks(
+        _square, {"scale": 3}, list(range(10)), parallel.plan(2), lambda i, r: seen.append(i), later=later
+    )
+    assert local == dask == expected
+    assert sorted(seen) == list(range(25)) and calls == [1, 2]
+
+
 def test_a_killed_worker_is_retried_and_the_run_finishes(tmp_path) -> None:
     shared = {"marker": str(tmp_path / "marker")}
     out = parallel.run_tasks(_dies_once, shared, list(range(12)), parallel.plan(2, batch=2))
