@@ -424,7 +424,7 @@ def quanforge_table9(size: Size) -> Table:
     # three drift repetitions, each compiled and back-propagated)
     config = "configs/noise/depolarizing-1pct.toml" if size.quick else NOISE_CONFIG
     operators = ("PF",) if size.quick else ("RGA", "RGD", "GR", "GPM", "PF")
-    settings = replace(size.qf_settings, k_max=min(size.qf_settings.k_max, 2), i=min(size.qf_settings.i, 3))
+    settings = replace(size.qf_settings, k_max=1 if size.quick else 2, i=min(size.qf_settings.i, 3))
     noise = load(config)
     per_class = max(5, size.qf_per_class // 4)
     x, y = datasets.select("mnist", "train", model.classes, per_class, 0)
