@@ -229,7 +229,11 @@ def client(where: Plan) -> Iterator[Any]:
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **QUIET}):
             cluster = LocalCluster(
-                n_workers=where.workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+                n_workers=where.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # any free port: None still binds 8787 and warns when it is taken
+                silence_logs=50,
             )
     except Exception as exc:
         raise InputError(f"cannot start a local Dask cluster of {where.workers} workers: {exc}") from None
