@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 from repro_common import MODELS, ZOO, Size, Table, _bars, pct, verdict
@@ -164,17 +165,8 @@ def quanforge_table7(size: Size) -> Table:
 
 
 def _scoped_run(size: Size, cells: list[pipeline.Cell]) -> dict:
-    model = artifact.load(MODELS / ZOO["qcl"])
-    x, y = datasets.select("mnist", "train", model.classes, size.profile, 0)
-    ref = Data("reference", model.encode(x), label_indices(model, y))
-    xs, ys = datasets.select("mnist", "all", model.classes)
-    idx = suites.build(model, xs, ys, "ori", size.qf_per_class, 0)
-    ori = Data("ori", model.encode(xs[idx]), label_indices(model, ys[idx]))
-    opts = pipeline.Options(
-        operators=size.qf_operators, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=size.qf_settings
-    )
-    res, _ = pipeline.run(model, [ori], opts, ref, cells=cells, where=parallel.plan(size.workers))
-    return res["generation"]["cells"]
+    """The generation summary per cell of one search on QCL scored on the Ori suite (as Table 3)."""
+    return _suites_run(size, size.qf_settings, ("ori",), cells)["generation"]["cells"]
 
 
 def _region_table(
@@ -299,8 +291,9 @@ QUANFORGE_TABLE8 = {  # (threshold, value) -> (effective mutants, Ori, HConf, LC
 }
 
 
-def _suites_run(size: Size, settings: object, kinds: tuple[str, ...]) -> dict:
-    """One QuanForge search on QCL and the scores of the given suites (sizes and seeds as Table 3)."""
+def _suites_run(size: Size, settings: object, kinds: tuple[str, ...], cells: list[pipeline.Cell] | None = None) -> dict:
+    """One QuanForge search on QCL (per cell, if given) and the scores of the given suites (sizes and
+    seeds as Table 3)."""
     model = artifact.load(MODELS / ZOO["qcl"])
     x, y = datasets.select("mnist", "train", model.classes, size.profile, 0)
     ref = Data("reference", model.encode(x), label_indices(model, y))
@@ -312,15 +305,13 @@ def _suites_run(size: Size, settings: object, kinds: tuple[str, ...]) -> dict:
     opts = pipeline.Options(
         operators=size.qf_operators, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=settings
     )
-    res, _ = pipeline.run(model, data, opts, ref, where=parallel.plan(size.workers))
+    res, _ = pipeline.run(model, data, opts, ref, cells=cells, where=parallel.plan(size.workers))
     return res
 
 
 def quanforge_table8(size: Size) -> Table:
     """QuanForge Table 8 (Sec. 4.7.2): effective mutants and mutation scores as tau_RSE (stability,
     Algorithm 1's RSE threshold) and tau_trivial (Eq. 3's accuracy threshold) vary, one at a time."""
-    from dataclasses import replace
-
     t = Table(
         "quanforge",
         "table8-thresholds",
@@ -403,8 +394,6 @@ NOISY_MODEL, NOISE_CONFIG = "hcqc_so4", "configs/noise/hardware-like.toml"
 def quanforge_table9(size: Size) -> Table:
     """QuanForge Table 9 (Sec. 4.7.3): mutation scores per operator group of the weak and strong
     suites on a noisy HCQC: every channel inserted at random positions with probability 1%."""
-    from dataclasses import replace
-
     from qmltest.noise.config import load
 
     t = Table(

@@ -80,10 +80,7 @@ class Model:
     def _job(self) -> engine.Circuit:
         from qmltest.simulate import statevector
 
-        changes = readout.basis_changes(self.manifest["readout"])  # X/Y observables measured as Z
-        tail = QuantumCircuit(self.ir.num_qubits)
-        for name, q in changes:
-            getattr(tail, name)(q)
+        tail = self._measure_basis(QuantumCircuit(self.ir.num_qubits))
         ops = statevector.compile_gates(self.ir.gates) + statevector.compile_circuit(tail)
         return engine.Circuit(
             None,
@@ -98,7 +95,10 @@ class Model:
 
     def _circuit(self) -> QuantumCircuit:
         """The engine's circuit as a QuantumCircuit (for Aer and the noise passes)."""
-        circuit = irmod.unitary_part(self.ir)
+        return self._measure_basis(irmod.unitary_part(self.ir))
+
+    def _measure_basis(self, circuit: QuantumCircuit) -> QuantumCircuit:
+        """`circuit` with the readout's basis changes appended (X/Y observables measured as Z)."""
         for name, q in readout.basis_changes(self.manifest["readout"]):
             getattr(circuit, name)(q)
         return circuit
