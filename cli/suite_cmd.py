@@ -12,7 +12,6 @@ from rich.table import Table
 
 from qmltest import artifact, attacks, parallel, suites
 from qmltest.data import datasets
-from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 
 app = typer.Typer(
@@ -41,54 +40,14 @@ def build(
     model = artifact.load(model_path)
     ds, idx = _data(data, model)
     inside = idx[np.isin(ds.y[idx], model.classes)]
-    x, labels = ds.x[inside], ds.y[inside]
-    rng = np.random.default_rng(seed)
-    base_kind = kind if kind in suites.KINDS else "ori"
-    if kind not in suites.KINDS + suites.DERIVED:
-        raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(suites.KINDS + suites.DERIVED)})")
-    chosen = suites.build(model, x, labels, base_kind, per_class, seed)
-    sx, sy, source = x[chosen], labels[chosen], inside[chosen]
-    low, high = float(min(0.0, ds.x.min())), float(ds.x.max())
-    params: dict = {"data": data, "per_class": per_class}
-    if kind == "aug":
-        pool = suites.build(model, x, labels, "ori", min(per_class * 2, _max_pool(model, x, labels)), seed + 1)
-        aug = suites.augment(x[pool], ds.image_shape, low, high, rng)
-        ok = model.predict(model.probabilities(aug)) == label_indices(model, labels[pool])
-        keep = _per_class(labels[pool][ok], per_class)
-        sx, sy, source = aug[ok][keep], labels[pool][ok][keep], np.full(len(keep), -1)
-    elif kind in ("ood", "adv"):
-        half = rng.choice(len(sx), size=len(sx) // 2, replace=False)
-        if kind == "ood":
-            others = np.flatnonzero(~np.isin(ds.y, model.classes))
-            if len(others) < len(half):
-                raise InputError(f"{data}: not enough inputs of unseen classes for an OOD suite")
-            pick = rng.choice(others, size=len(half), replace=False)
-            new_x = ds.x[pick]
-            new_y = np.array(model.classes)[model.predict(model.probabilities(new_x))]  # labelled by the model
-            params["ood_labels"] = "model prediction"
-        else:
-            y_idx = label_indices(model, sy[half])
-            adv = attacks.attack(model, sx[half], y_idx, "fgsm", epsilon, low, high, rng)
-            failed = model.predict(model.probabilities(adv)) == y_idx  # QuanForge: the attack failed
-            half = half[failed]
-            new_x, new_y = adv[failed], sy[half]
-            params.update(epsilon=epsilon, attack="fgsm", replaced=int(len(half)))
-        sx, sy, source = sx.copy(), sy.copy(), source.copy()
-        sx[half], sy[half], source[half] = new_x, new_y, -1
-    suites.save(out_path, sx, sy, source, kind, params, model.sha256, seed)
+    others = ds.x[~np.isin(ds.y, model.classes)]
+    bounds = (float(min(0.0, ds.x.min())), float(ds.x.max()))
+    sx, sy, source, params = suites.derive(
+        model, ds.x[inside], ds.y[inside], kind, per_class, seed, bounds, others, ds.image_shape, epsilon
+    )
+    source = np.where(source >= 0, inside[np.maximum(source, 0)], -1)
+    suites.save(out_path, sx, sy, source, kind, {"data": data, **params}, model.sha256, seed)
     out.print(f"{kind}: {len(sy)} inputs -> {out_path}", markup=False)
-
-
-def _max_pool(model, x, labels) -> int:
-    correct = model.predict(model.probabilities(x)) == label_indices(model, labels)
-    return int(min(np.bincount(label_indices(model, labels)[correct], minlength=model.num_classes)))
-
-
-def _per_class(labels: np.ndarray, per_class: int) -> np.ndarray:
-    keep = []
-    for c in np.unique(labels):
-        keep += list(np.flatnonzero(labels == c)[:per_class])
-    return np.array(sorted(keep), dtype=int)
 
 
 @app.command("attack")

@@ -89,6 +89,72 @@ def augment(
     return out
 
 
+def derive(
+    model: Model,
+    x: np.ndarray,
+    labels: np.ndarray,
+    kind: str,
+    per_class: int,
+    seed: int,
+    bounds: tuple[float, float],
+    others: np.ndarray | None = None,
+    image_shape: tuple[int, int] | None = None,
+    epsilon: float = 64 / 255,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """A suite of any kind (QuanForge Sec. 4.3.1) as (inputs, labels, source index into x or -1,
+    parameters). `x` holds inputs of the model's classes, `others` those of unseen classes (OOD).
+
+    Aug: augmented inputs (affine, crop, brightness, blur, sharpen, Gaussian and salt-and-pepper
+    noise) that the model still classifies correctly. OOD / Adv: half of Ori replaced by inputs of
+    unseen classes (labelled by the model's prediction) / by FGSM inputs the attack failed on."""
+    from qmltest import attacks
+
+    if kind not in KINDS + DERIVED:
+        raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(KINDS + DERIVED)})")
+    rng = np.random.default_rng(seed)
+    low, high = bounds
+    chosen = build(model, x, labels, kind if kind in KINDS else "ori", per_class, seed)
+    sx, sy, source = x[chosen], labels[chosen], chosen.copy()
+    params: dict = {"per_class": per_class}
+    if kind == "aug":
+        pool = build(model, x, labels, "ori", min(per_class * 2, _largest_pool(model, x, labels)), seed + 1)
+        aug = augment(x[pool], image_shape, low, high, rng)
+        ok = model.predict(model.probabilities(aug)) == label_indices(model, labels[pool])
+        keep = _first_per_class(labels[pool][ok], per_class)
+        return aug[ok][keep], labels[pool][ok][keep], np.full(len(keep), -1), params
+    if kind in ("ood", "adv"):
+        half = rng.choice(len(sx), size=len(sx) // 2, replace=False)
+        if kind == "ood":
+            if others is None or len(others) < len(half):
+                raise InputError("not enough inputs of unseen classes for an OOD suite")
+            new_x = others[rng.choice(len(others), size=len(half), replace=False)]
+            new_y = np.array(model.classes)[model.predict(model.probabilities(new_x))]  # labelled by the model
+            params["ood_labels"] = "model prediction"
+        else:
+            y_idx = label_indices(model, sy[half])
+            adv = attacks.attack(model, sx[half], y_idx, "fgsm", epsilon, low, high, rng)
+            failed = model.predict(model.probabilities(adv)) == y_idx  # QuanForge: the attack failed
+            half = half[failed]
+            new_x, new_y = adv[failed], sy[half]
+            params.update(epsilon=epsilon, attack="fgsm", replaced=int(len(half)))
+        sx, sy = sx.copy(), sy.copy()
+        sx[half], sy[half], source[half] = new_x, new_y, -1
+    return sx, sy, source, params
+
+
+def _largest_pool(model: Model, x: np.ndarray, labels: np.ndarray) -> int:
+    """Correctly classified inputs of the scarcest class."""
+    correct = model.predict(model.probabilities(x)) == label_indices(model, labels)
+    return int(min(np.bincount(label_indices(model, labels)[correct], minlength=model.num_classes)))
+
+
+def _first_per_class(labels: np.ndarray, per_class: int) -> np.ndarray:
+    keep: list[int] = []
+    for c in np.unique(labels):
+        keep += list(np.flatnonzero(labels == c)[:per_class])
+    return np.array(sorted(keep), dtype=int)
+
+
 def save(
     path, x: np.ndarray, y: np.ndarray, source: np.ndarray, kind: str, params: dict, model_sha: str, seed: int
 ) -> None:

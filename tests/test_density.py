@@ -114,3 +114,28 @@ def test_aer_runs_what_the_numpy_engine_would_not_speed_up() -> None:
     assert noisy.data_prefix(drnn.job().circuit) > noisy.PREFIX_LIMIT
     assert not noisy.numpy_applies(drnn.job().circuit, cfg)
     assert not noisy.numpy_applies(QuantumCircuit(2), from_dict({"backend": {"fake": "FakeManilaV2"}}))
+
+
+def test_prepared_circuits_are_reused_across_data_sets_bit_for_bit(monkeypatch) -> None:
+    """A mutant scored on several suites back-propagates its readout once per repetition: the second
+    data set and a content-equal rebuilt circuit hit the cache, and the numbers equal an uncached
+    call exactly."""
+    model, enc = _inputs("zfm-ra-iris", "iris", 4)
+    cfg = load(ROOT / "configs/noise/hardware-like.toml")
+    reps = int(cfg.get("drift", "repetitions", 1))
+    assert reps > 1  # drift: one prepared circuit per repetition
+    job = model.job()
+    calls = []
+    real = density.prepare
+    monkeypatch.setattr(density, "prepare", lambda *a: calls.append(1) or real(*a))
+    noisy._PREPARED.clear()
+    first = engine.probabilities(job, enc[:6], "numpy", cfg)
+    second = engine.probabilities(job, enc[6:], "numpy", cfg)
+    rebuilt = artifact.load(ROOT / "data/models/zfm-ra-iris").job()  # same content, new objects
+    third = engine.probabilities(rebuilt, enc[:6], "numpy", cfg)
+    assert len(calls) == 2 * reps  # the rebuilt model's Parameters are new objects: one miss
+    noisy._PREPARED.clear()
+    np.testing.assert_array_equal(first, engine.probabilities(job, enc[:6], "numpy", cfg))
+    np.testing.assert_array_equal(second, engine.probabilities(job, enc[6:], "numpy", cfg))
+    np.testing.assert_array_equal(third, first)
+    assert len(calls) == 3 * reps

@@ -196,6 +196,53 @@ def required_bytes(n: int, batch: int) -> int:
     return 3 * 16 * 4**n * batch
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A circuit's data-dependent prefix and its readout operators back-propagated through the
+    input-independent suffix: all of the per-circuit work, reusable for every data set."""
+
+    prefix: list[Step]
+    w: np.ndarray  # (4^n, 2^m)
+    n: int
+
+    def run(self, inputs: list[Parameter], encoded: np.ndarray, amplitude: bool) -> np.ndarray:
+        """Noisy probabilities (N, 2^m) of a batch of encoded inputs."""
+        from qmltest.simulate.engine import check_size
+
+        n, w = self.n, self.w
+        d = 2**n
+        chunk = max(1, CHUNK_BYTES // required_bytes(n, 1))
+        check_size(n, "density_matrix", max(min(chunk, len(encoded)), w.shape[1]))  # exit 2 before work
+        if amplitude:  # no step reads a feature: p_b = psi^T W_b conj(psi), W_b[i, j] = w_b[i + j d]
+            psi = np.asarray(encoded, dtype=complex)
+            wm = w.T.reshape(-1, d, d).transpose(0, 2, 1)  # W_b[i, j] with i the ket index
+            return np.stack([np.real(np.sum((psi @ wb) * psi.conj(), axis=1)) for wb in wm], axis=1)
+        out = []
+        for lo in range(0, len(encoded), chunk):
+            rows = np.asarray(encoded[lo : lo + chunk], dtype=float)
+            values = {p: rows[:, i] for i, p in enumerate(inputs)}
+            v = np.zeros((d * d, len(rows)), dtype=complex)
+            v[0] = 1.0
+            for step in self.prefix:
+                m = _step_matrix(step, values, len(rows))
+                fn = apply_t if m.ndim == 3 else apply_dense
+                v = fn(v, m, _vec_qubits(step.qubits, n), 2 * n)
+            out.append(np.real(v.T @ w))
+        return np.concatenate(out) if out else np.zeros((0, w.shape[1]))
+
+
+def prepare(circuit: QuantumCircuit, measured: list[int], gate_errors: dict[str, object]) -> Prepared:
+    """Compile, fuse and split a noisy circuit; back-propagate the readout projectors (Heisenberg)."""
+    from qmltest.simulate.engine import check_size
+
+    n = circuit.num_qubits
+    check_size(n, "density_matrix", 2 ** len(measured))  # exit 2 before work
+    steps = fuse(compile_noisy(circuit, gate_errors))
+    cut = split(steps)
+    w = heisenberg(steps[cut:], projectors(measured, n).astype(complex), n)
+    return Prepared(steps[:cut], w, n)
+
+
 def probabilities(
     circuit: QuantumCircuit,
     measured: list[int],
@@ -205,29 +252,4 @@ def probabilities(
     gate_errors: dict[str, object],
 ) -> np.ndarray:
     """Noisy probabilities (N, 2^m) over `measured` (before readout confusion)."""
-    from qmltest.simulate.engine import check_size
-
-    n = circuit.num_qubits
-    chunk = max(1, CHUNK_BYTES // required_bytes(n, 1))
-    check_size(n, "density_matrix", max(min(chunk, len(encoded)), 2 ** len(measured)))  # exit 2 before work
-    steps = fuse(compile_noisy(circuit, gate_errors))
-    cut = split(steps)
-    w = heisenberg(steps[cut:], projectors(measured, n).astype(complex), n)  # (4^n, 2^m)
-    d = 2**n
-    if amplitude:  # no step reads a feature: p_b = psi^T W_b conj(psi), W_b[i, j] = w_b[i + j d]
-        psi = np.asarray(encoded, dtype=complex)
-        wm = w.T.reshape(-1, d, d).transpose(0, 2, 1)  # W_b[i, j] with i the ket index
-        return np.stack([np.real(np.sum((psi @ wb) * psi.conj(), axis=1)) for wb in wm], axis=1)
-    prefix = steps[:cut]
-    out = []
-    for lo in range(0, len(encoded), chunk):
-        rows = np.asarray(encoded[lo : lo + chunk], dtype=float)
-        values = {p: rows[:, i] for i, p in enumerate(inputs)}
-        v = np.zeros((d * d, len(rows)), dtype=complex)
-        v[0] = 1.0
-        for step in prefix:
-            m = _step_matrix(step, values, len(rows))
-            fn = apply_t if m.ndim == 3 else apply_dense
-            v = fn(v, m, _vec_qubits(step.qubits, n), 2 * n)
-        out.append(np.real(v.T @ w))
-    return np.concatenate(out) if out else np.zeros((0, 2 ** len(measured)))
+    return prepare(circuit, measured, gate_errors).run(inputs, encoded, amplitude)
