@@ -82,7 +82,7 @@ QUICK = Size(
     qf_per_class=10,
     qf_repeats=5,
     qf_shots=200,
-    qf_settings=Settings(k_max=2, i=3),
+    qf_settings=Settings(k_max=2, i=2),
     qf_operators=("RGA", "RGD", "GR", "PF"),  # one operator less than the groups: the quick run stays well under 5 min
     workers=1,
     qml_models=(("zfm-ra-iris", "iris"),),
