@@ -26,7 +26,7 @@ MODELS = [
     ("zzfm-su2-wine", "wine"),
     ("zfm-ra-breast_cancer", "breast_cancer"),
     ("zzfm-su2-breast_cancer", "breast_cancer"),
-    ("qcnn-mnist01", "mnist"),
+    ("qcnn-mnist_0vr", "mnist_0vr"),  # the paper's AE (amplitude embedding) + QCNN, digit 0 vs the rest
 ]
 
 

@@ -75,3 +75,13 @@ def test_user_files_idx_npz_csv(tmp_path) -> None:
         datasets.load(str(tmp_path / "nan.npz"))
     with pytest.raises(InputError, match="no such file"):
         datasets.load(str(tmp_path / "missing.npz"))
+
+
+def test_mnist_one_vs_rest_relabels_every_other_digit() -> None:
+    """mnist_0vr: the same images, label 0 for the digit zero and 1 for every other digit."""
+    base, ovr = datasets.load("mnist"), datasets.load("mnist_0vr")
+    np.testing.assert_array_equal(base.x, ovr.x)
+    np.testing.assert_array_equal(ovr.y, np.where(base.y == 0, 0, 1))
+    assert ovr.image_shape == (28, 28) and int(np.sum(ovr.y == 0)) == int(np.sum(base.y == 0))
+    x, y = datasets.select("mnist_0vr:test", "test", [0, 1])
+    assert set(np.unique(y)) == {0, 1} and len(x) == len(y)

