@@ -99,3 +99,27 @@ def test_scope_limits_qubits_depth_and_types() -> None:
     for i, (a, b) in enumerate(zip(ir.gates, new_ir.gates)):
         if a != b:
             assert i in sites
+
+
+@pytest.mark.parametrize("gate_type", ["phase", "swap", "controlled", "pauli"])
+def test_rga_under_a_gate_type_adds_that_type_and_simulates_as_aer(gate_type: str) -> None:
+    """QuanForge Table 6: with a gate-type scope RGA adds gates of that type (phase and SWAP gates
+    too, outside the default pool); the engine runs every such mutant as Aer does (1e-9)."""
+    from qmltest.mutation.gates import categories_of
+    from qmltest.simulate import engine
+
+    model = random_model("zzfm_su2", [0, 1])
+    scope = Scope(gate_types=(gate_type,))
+    op = ops.RGA()
+    pool = op.addable(scope)
+    assert pool and all(gate_type in categories_of(n) for n in pool)
+    rng = np.random.default_rng(3)
+    enc = rng.uniform(0, np.pi, (3, len(model.ir.inputs)))
+    for name in pool:
+        one = ops.RGA(pool=(name,))
+        ir, notes = one.apply(model.ir, scope, [2, 7], np.random.default_rng(1))
+        assert all(note.startswith(f"add {name}[") for note in notes)
+        mutant = model.with_ir(export=False, new_ir=ir)
+        fast = engine.probabilities(mutant.job(), enc)
+        np.testing.assert_allclose(fast, engine.probabilities(mutant.job(), enc, "aer"), rtol=0, atol=1e-9)
+    assert "swap" not in ops.RGA().addable(Scope()) and "p" not in ops.RGA().addable(Scope())

@@ -50,6 +50,10 @@ def _describe(rows: list[Row], i: int) -> str:
     return f"{g.name}{list(g.qubits)}@{i}"
 
 
+ADDABLE = ("x", "y", "z", "h", "p", "rx", "ry", "rz", "cx", "cy", "cz", "cp", "crx", "cry", "crz", "swap")
+"""Every gate RGA can add under a gate-type scope (Table 1's types, in Qiskit's names)."""
+
+
 class Operator:
     """Interface: `sites` inside a scope, `apply` to chosen sites; `mutate` picks by percentage."""
 
@@ -60,7 +64,15 @@ class Operator:
     def __init__(self, distribution: str = "gaussian", scale: float = 1.0, pool: tuple[str, ...] | None = None):
         self.distribution = distribution
         self.scale = scale
+        self.custom_pool = pool is not None
         self.pool = pool or ("x", "h", "rx", "ry", "rz", "cx", "cz", "crx")
+
+    def addable(self, scope: Scope) -> list[str]:
+        """Gates RGA may add: the pool, or with a gate-type scope (QuanForge Table 6) every gate of
+        those types (phase and SWAP gates too, which the default pool leaves out)."""
+        if scope.gate_types is None or self.custom_pool:
+            return [n for n in self.pool if scope.allows_gate(n)]
+        return [n for n in ADDABLE if scope.allows_gate(n)]
 
     def sites(self, ir: ModelIR, scope: Scope) -> list[int]:
         rows = edit.flatten(ir)
@@ -96,7 +108,7 @@ class RGA(Operator):
     description = "random gate addition"
 
     def sites(self, ir: ModelIR, scope: Scope) -> list[int]:
-        if not [n for n in self.pool if scope.allows_gate(n)]:
+        if not self.addable(scope):
             return []
         return scope.insert_positions(edit.flatten(ir))
 
@@ -105,7 +117,7 @@ class RGA(Operator):
 
     def apply(self, ir, scope, chosen, rng):
         rows = edit.flatten(ir)
-        pool = [n for n in self.pool if scope.allows_gate(n)]
+        pool = self.addable(scope)
         qubits = scope.qubit_pool(ir.num_qubits)
         pool = [n for n in pool if num_qubits(n) <= len(qubits)]
         notes = []
