@@ -70,7 +70,7 @@ qcov-suites: install
 	$(PY) benchmarks/qcov_suites.py
 
 # The three papers' tables beside the published numbers -> results/<paper>/<table>.{md,csv,png},
-# results/README.md (about 30 minutes on 2 cores). reproduce-quick: reduced sizes, a few minutes.
+# results/README.md (under an hour on 2 cores). reproduce-quick: reduced sizes, under 5 minutes.
 reproduce: install
 	$(PY) benchmarks/reproduce.py --out results
 

@@ -39,8 +39,8 @@ def qml_tables(size: Size) -> Table:
         "tables-I-II",
         "Efficient QML mutation testing, Tables I and II: the seven QML operators (directed) beside the classic "
         "add/delete/change operators",
-        "the directed QML operators score higher than the classic operators on every model (Table I 56-92% vs "
-        "Table II 4-57%)",
+        "the directed QML operators score higher than the classic operators on every tabular model (Table I 56-92% "
+        "vs Table II 4-57%); on MNIST AE + QCNN the classic operators score higher (100% vs 93%)",
         [
             "model",
             "table",
@@ -68,7 +68,13 @@ def qml_tables(size: Size) -> Table:
         for suite, table, paper in (("qml", "I", QML_TABLE1), ("classic", "II", QML_TABLE2)):
             ms, per, timing, n = got[suite]
             p_ms, p_totals = paper.get(folder, (None, ()))
-            holds = got["qml"][0] > got["classic"][0]
+            # the paper's own direction per model: QML above classic on the tabular models, classic (100%)
+            # above QML (93%) on MNIST AE + QCNN
+            paper_qml, paper_classic = QML_TABLE1.get(folder, (None,))[0], QML_TABLE2.get(folder, (None,))[0]
+            if paper_qml is not None and paper_classic is not None and paper_classic > paper_qml:
+                holds = got["classic"][0] >= got["qml"][0]
+            else:
+                holds = got["qml"][0] > got["classic"][0]
             t.rows.append(
                 {
                     "model": folder,
