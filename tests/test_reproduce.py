@@ -29,15 +29,20 @@ def test_verdict_rules() -> None:
 
 
 def test_paper_values_are_the_published_ones() -> None:
-    """Spot checks against the papers' text (QCov Table 3, QuanForge Tables 3, 8 and 9, QML Table I)."""
+    """Spot checks against the papers' text (QCov Table 3, QuanForge Tables 3, 6, 8 and 9, QML Tables I-II)."""
     assert repro_qcov.QCOV_TABLE3["qcl"]["100"] == (59.79, 54.10, 4.10)
     assert repro_qcov.QCOV_TABLE3["hqnn"]["1"] == (29.22, 30.91, 0.20)
     assert repro_quanforge.QUANFORGE_TABLE3["qcl"]["lconf"] == 0.8369
     assert repro_quanforge.QUANFORGE_TABLE8[("tau_rse", 0.03)] == (97, 0.5795, 0.3636, 0.7841)
     assert repro_quanforge.QUANFORGE_TABLE8[("tau_trivial", 0.95)][0] == 23
-    assert repro_quanforge.QUANFORGE_TABLE9["Replace"] == (0.5534, 0.1292, 0.5323, 0.5104, 0.6681)
+    assert repro_quanforge.QUANFORGE_TABLE3["qcl"]["adv"] == 0.8469
+    assert repro_quanforge.QUANFORGE_TABLE6[("Add", "swap")] == (92.08, 37.92)
+    assert repro_quanforge.QUANFORGE_TABLE6[("Delete", "pauli")] is None  # N/A for QCL in the paper
+    replace_row = (0.5534, 0.1292, 0.5323, 0.5104, 0.6681, 0.8428, 0.8292, 0.9514)
+    assert repro_quanforge.QUANFORGE_TABLE9["Replace"] == replace_row
     assert repro_qml.QML_TABLE1["zfm-ra-iris"] == (71.59, (240, 240, 960, 36, 36, 36, 36))
     assert repro_qml.QML_TABLE2["zzfm-su2-breast_cancer"][0] == 26.45
+    assert repro_qml.QML_TABLE1["qcnn-mnist_0vr"] == (93.13, (1260, 48, 5880, 8628, 324, 504, 72))
 
 
 @pytest.mark.slow
