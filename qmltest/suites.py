@@ -125,8 +125,11 @@ def derive(
     if kind in ("ood", "adv"):
         half = rng.choice(len(sx), size=len(sx) // 2, replace=False)
         if kind == "ood":
-            if others is None or len(others) < len(half):
-                raise InputError("not enough inputs of unseen classes for an OOD suite")
+            have = 0 if others is None else len(others)
+            if have < len(half):
+                raise InputError(
+                    f"an OOD suite needs {len(half)} inputs of classes the model does not classify; the data has {have}"
+                )
             new_x = others[rng.choice(len(others), size=len(half), replace=False)]
             new_y = np.array(model.classes)[model.predict(model.probabilities(new_x))]  # labelled by the model
             params["ood_labels"] = "model prediction"
