@@ -17,12 +17,22 @@ KINDS = ("ori", "hconf", "lconf", "small", "skewed")
 DERIVED = ("ood", "aug", "adv")
 
 
-def build(model: Model, x: np.ndarray, labels: np.ndarray, kind: str, per_class: int, seed: int) -> np.ndarray:
-    """Indices into x of the suite (sorted), chosen among inputs the model classifies correctly."""
+def build(
+    model: Model,
+    x: np.ndarray,
+    labels: np.ndarray,
+    kind: str,
+    per_class: int,
+    seed: int,
+    probs: np.ndarray | None = None,
+) -> np.ndarray:
+    """Indices into x of the suite (sorted), chosen among inputs the model classifies correctly;
+    `probs`, if given, are the model's probabilities of x (computed here otherwise)."""
     if kind not in KINDS:
         raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(KINDS)})")
     y = label_indices(model, labels)
-    cprobs = readout.class_probabilities(model.probabilities(x), model.readout_matrix, model.num_classes)
+    probs = model.probabilities(x) if probs is None else probs
+    cprobs = readout.class_probabilities(probs, model.readout_matrix, model.num_classes)
     correct = np.argmax(cprobs, axis=1) == y
     confidence = cprobs[np.arange(len(y)), y]
     rng = np.random.default_rng(seed)
@@ -113,11 +123,12 @@ def derive(
         raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(KINDS + DERIVED)})")
     rng = np.random.default_rng(seed)
     low, high = bounds
-    chosen = build(model, x, labels, kind if kind in KINDS else "ori", per_class, seed)
+    probs = model.probabilities(x)  # once: every build and the Aug pool size read it
+    chosen = build(model, x, labels, kind if kind in KINDS else "ori", per_class, seed, probs)
     sx, sy, source = x[chosen], labels[chosen], chosen.copy()
     params: dict = {"per_class": per_class}
     if kind == "aug":
-        pool = build(model, x, labels, "ori", min(per_class * 2, _largest_pool(model, x, labels)), seed + 1)
+        pool = build(model, x, labels, "ori", min(per_class * 2, _largest_pool(model, probs, labels)), seed + 1, probs)
         aug = augment(x[pool], image_shape, low, high, rng)
         ok = model.predict(model.probabilities(aug)) == label_indices(model, labels[pool])
         keep = _first_per_class(labels[pool][ok], per_class)
@@ -145,9 +156,9 @@ def derive(
     return sx, sy, source, params
 
 
-def _largest_pool(model: Model, x: np.ndarray, labels: np.ndarray) -> int:
-    """Correctly classified inputs of the scarcest class."""
-    correct = model.predict(model.probabilities(x)) == label_indices(model, labels)
+def _largest_pool(model: Model, probs: np.ndarray, labels: np.ndarray) -> int:
+    """Correctly classified inputs of the scarcest class (`probs`: the model's probabilities)."""
+    correct = model.predict(probs) == label_indices(model, labels)
     return int(min(np.bincount(label_indices(model, labels)[correct], minlength=model.num_classes)))
 
 
