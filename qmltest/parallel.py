@@ -33,6 +33,11 @@ QUIET = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.scheduler.active-memory-manager.start": False,
+    "distributed.deploy.cluster-repr-interval": "10s",
 }
 WARM_MODULES = ("qmltest.mutation.pipeline", "qmltest.fuzz.run", "qmltest.attacks", "qmltest.simulate.noisy")
 

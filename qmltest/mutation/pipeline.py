@@ -36,6 +36,7 @@ from qmltest.mutation.evaluate import Data, Evaluator, seed_of
 from qmltest.mutation.generate import Generator, Mutant, Settings, Step
 from qmltest.mutation.scope import Scope
 from qmltest.parallel import TaskError
+from qmltest.splice import Splicer
 
 FORMAT = "qmltest.mutation/2"
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
@@ -133,6 +134,9 @@ class RunFolder:
     def __init__(self, path: Path | None, fresh: bool, fingerprint: dict, original: Model) -> None:
         self.path = path
         self.records: dict[str, dict] = {}
+        self._original = original
+        self._splicer: Splicer | None = None
+        self._checked: set[str] = set()
         if path is None:
             return
         if path.exists() and not path.is_dir():
@@ -179,8 +183,21 @@ class RunFolder:
             fh.flush()
 
     def save_model(self, mid: str, model: Model | None) -> None:
-        if self.path is not None and model is not None and not (self.path / "mutants" / mid / "model.json").exists():
-            artifact.save(model.exported(), self.path / "mutants" / mid)
+        """A mutant's model folder, its text spliced from the original's (`splice`; Qiskit's
+        exporter where splicing does not apply) and its manifest checked once per distinct
+        preprocessing and readout."""
+        if self.path is None or model is None or (self.path / "mutants" / mid / "model.json").exists():
+            return
+        if not model.qasm_text:
+            if self._splicer is None:
+                self._splicer = Splicer(self._original.ir)
+            text = self._splicer.text(model.ir)
+            model = model.exported() if text is None else replace(model, qasm_text=text)
+        key = json.dumps(
+            {k: v for k, v in model.manifest.items() if k not in ("layers", "qasm_sha256")}, sort_keys=True
+        )
+        artifact.save(model, self.path / "mutants" / mid, validate=key not in self._checked)
+        self._checked.add(key)
 
 
 def _json_default(obj: object) -> object:
@@ -352,17 +369,22 @@ def shipped(original: Model, cand: Candidate, remote: bool) -> Candidate:
     return replace(cand, evidence=dict(cand.evidence), model=None, delta=delta_mod.delta_of(original, cand.model))
 
 
-def _evaluate_task(shared: EvalShared, cand: Candidate) -> dict[str, dict]:
-    """Evidence of one candidate on the suites it has none for yet."""
+def _evaluate_task(shared: EvalShared, cand: Candidate) -> tuple[dict[str, dict], list[int]]:
+    """Evidence of one candidate on the suites it has none for yet, and the original's gates it
+    touches (found here rather than in the client, which on a small machine shares the cores)."""
     if cand.delta is not None:
         cand = replace(cand, model=delta_mod.apply(shared.evaluator.original, cand.delta), delta=None)
     elif cand.model is None:  # a null copy
         cand = replace(cand, model=shared.evaluator.original)
-    return {
+    assert cand.model is not None
+    original = shared.evaluator.original
+    touched = [] if cand.model is original else touched_gates(original, cand.model)
+    evidence = {
         s.name: evidence_for(cand, s, shared.masks[s.name], shared.evaluator, shared.opts)
         for s in shared.suites
         if s.name not in cand.evidence
     }
+    return evidence, touched
 
 
 def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[Step]) -> dict:
@@ -453,7 +475,7 @@ def null_evidence(copies: list[Candidate], results: list[object], suites: list[D
     for copy, result in zip(copies, results):
         if isinstance(result, TaskError):
             raise QmlTestError(f"the null control failed: {result.message}")
-        for name, ev in result.items():  # type: ignore[attr-defined]
+        for name, ev in result[0].items():  # type: ignore[index]
             out[name][copy.id] = {k: v for k, v in ev.items() if k != "status"}
     return out
 
@@ -549,11 +571,12 @@ def _run(
                 cands.append(cand)
                 rec = folder.records.get(cand.id, {})
                 cand.evidence = dict(rec.get("suites", {}))
-                if cand.model is not None:
-                    cand.touched = touched_gates(original, cand.model)
                 if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
-                    pending.append(cand)
+                    pending.append(cand)  # its touched gates come back with its evidence
                     batch.append(shipped(original, cand, remote))
+                elif cand.model is not None:
+                    stored = rec.get("touched")
+                    cand.touched = list(stored) if isinstance(stored, list) else touched_gates(original, cand.model)
             gen_seconds += time.perf_counter() - started_one
             if batch and (cand is None or len(batch) >= size):
                 yield batch
@@ -565,10 +588,21 @@ def _run(
         cand = pending[index]
         if isinstance(result, TaskError):  # failed twice: reported as errored, the run goes on
             cand.evidence.update({s.name: {"status": f"incompetent: errored: {result.message}"} for s in suites})
+            if cand.model is not None:
+                cand.touched = touched_gates(original, cand.model)
         else:
-            cand.evidence.update(result)  # type: ignore[arg-type]
+            evidence, cand.touched = result  # type: ignore[misc]
+            cand.evidence.update(evidence)
         folder.save_model(cand.id, cand.model)
-        folder.append({"id": cand.id, "site": cand.site, "operator": cand.operator, "suites": cand.evidence})
+        folder.append(
+            {
+                "id": cand.id,
+                "site": cand.site,
+                "operator": cand.operator,
+                "suites": cand.evidence,
+                "touched": cand.touched,
+            }
+        )
         tick(1)
 
     def finished(index: int, result: object) -> None:  # null copies first, then the mutants
