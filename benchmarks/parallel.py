@@ -15,7 +15,9 @@ one-core baseline. Usage:
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from qmltest import artifact, parallel
 from qmltest.data import datasets
@@ -24,7 +26,7 @@ from qmltest.mutation import pipeline
 from qmltest.mutation.evaluate import Data
 
 MODEL = "data/models/qcl-mnist01"
-TRIALS = 3
+TRIALS = 5
 
 
 def _noop(shared: object, item: int) -> int:
@@ -47,7 +49,7 @@ def main(counts: list[int], per_class: int) -> None:
     suite = Data(f"mnist:test[{per_class}]", model.encode(x), label_indices(model, y), x)
     print(f"QML suite on {MODEL}, {len(y)} inputs ({per_class} per class), 1000 shots, 20 repeats")
     opts = pipeline.Options(suite="qml", shots=1000, seed=0)
-    times, startup, reports = {}, {}, {}
+    times, startup, reports, folder_times = {}, {}, {}, {}
     pipeline.run(model, [suite], opts)  # warm-up: imports and caches, so the first timed run is not penalised
     for k in counts:
         where = parallel.plan(k)
@@ -59,6 +61,7 @@ def main(counts: list[int], per_class: int) -> None:
                 start = time.perf_counter()
                 result, timing = pipeline.run(model, [suite], opts, where=where)
                 times[k] = min(times[k], time.perf_counter() - start)
+            folder_times[k] = with_folder(model, suite, opts, where)
         reports[k] = result
         print(
             f"workers {k}: {len(result['mutants'])} mutants in {times[k]:.2f} s "
@@ -74,6 +77,7 @@ def main(counts: list[int], per_class: int) -> None:
 
         one_core = float("inf")
         with threadpool_limits(limits=1):
+            folder_one_core = with_folder(model, suite, opts, parallel.plan(1))
             for _ in range(TRIALS):
                 start = time.perf_counter()
                 again, _ = pipeline.run(model, [suite], opts, where=parallel.plan(1))
@@ -90,13 +94,40 @@ def main(counts: list[int], per_class: int) -> None:
                 f"core, on a running cluster ({t1 / times[k]:.2f}x the in-process run whose BLAS already uses "
                 f"every core); {one_core / (k * (times[k] + startup[k])):.2f} counting the local cluster's start-up"
             )
+    for k in counts:
+        if k > 1 and t1:
+            print(
+                f"  with a run folder (--out: results.jsonl and every mutant's model written by the client): "
+                f"{folder_one_core:.2f} s on one core, {folder_times[k]:.2f} s at {k} workers, efficiency "
+                f"{folder_one_core / (k * folder_times[k]):.2f}"
+            )
     per_task = overhead_per_task(parallel.plan(2))
-    per_item = t1 / max(len(base["mutants"]) + pipeline.NULL_COPIES, 1) if t1 else float("nan")
-    batch = max(1, -(-len(base["mutants"]) // (parallel.BATCHES_PER_WORKER * 2)))
+    tasks = 2 + len(guided_sizes(len(base["mutants"]), 2))  # the null copies: one task per worker
     print(
-        f"Dask overhead per task: {1e3 * per_task:.2f} ms; work per mutant {1e3 * per_item:.2f} ms; "
-        f"batches of {batch} mutants -> overhead {100 * per_task / (batch * per_item):.2f}% of the work"
+        f"Dask overhead per task: {1e3 * per_task:.2f} ms; {tasks} tasks at 2 workers (null copies, then "
+        f"guided batches of {guided_sizes(len(base['mutants']), 2)} mutants) -> overhead "
+        f"{100 * tasks * per_task / one_core:.2f}% of the work"
     )
+
+
+def with_folder(model: artifact.Model, suite: Data, opts: pipeline.Options, where: parallel.Plan) -> float:
+    """Best of TRIALS runs that write a fresh run folder, as `qmltest mutate --out` does."""
+    best = float("inf")
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(TRIALS):
+            start = time.perf_counter()
+            pipeline.run(model, [suite], opts, out=Path(tmp) / "run", fresh=True, where=where)
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+def guided_sizes(total: int, workers: int) -> list[int]:
+    """The batch sizes `parallel.guided_size` gives a stream of `total` items."""
+    sizes, left = [], total
+    while left > 0:
+        sizes.append(min(left, parallel.guided_size(left, workers)))
+        left -= sizes[-1]
+    return sizes
 
 
 if __name__ == "__main__":

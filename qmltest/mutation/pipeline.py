@@ -561,7 +561,7 @@ def _run(
         else:
             stream = iter_sites(original, opts, tick, generation)
             total = sites.site_count(original, sites.operators(opts.suite, list(opts.operators) or None), opts.strategy)
-        size = parallel.batch_size(total, workers, where)
+        made_count = 0
         gen_seconds += time.perf_counter() - gen_started
         batch: list = []
         while True:
@@ -569,6 +569,7 @@ def _run(
             cand = next(stream, None)
             if cand is not None:
                 cands.append(cand)
+                made_count += 1
                 rec = folder.records.get(cand.id, {})
                 cand.evidence = dict(rec.get("suites", {}))
                 if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
@@ -578,7 +579,11 @@ def _run(
                     stored = rec.get("touched")
                     cand.touched = list(stored) if isinstance(stored, list) else touched_gates(original, cand.model)
             gen_seconds += time.perf_counter() - started_one
-            if batch and (cand is None or len(batch) >= size):
+            if remote:
+                time.sleep(0)  # hand the GIL to Dask's event loop (the local scheduler lives here)
+            if batch and (
+                cand is None or len(batch) >= parallel.guided_size(total - made_count + len(batch), workers, where)
+            ):
                 yield batch
                 batch = []
             if cand is None:
