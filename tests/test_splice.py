@@ -9,8 +9,10 @@ import pytest
 
 from qmltest import artifact, qasm
 from qmltest.ir import to_circuit
+from qmltest.mutation import operators as qf_ops
 from qmltest.mutation import pipeline, sites
 from qmltest.mutation.evaluate import Data
+from qmltest.mutation.scope import Scope
 from qmltest.splice import Splicer
 
 ZOO = "data/models"
@@ -62,3 +64,23 @@ def test_run_folder_mutants_load_back(tmp_path) -> None:
     for folder in folders[:: max(1, len(folders) // 6)]:
         mutant = artifact.load(folder)  # the manifest's hash matches the text; the schema holds
         assert mutant.qasm_text == qasm.dumps(to_circuit(mutant.ir))
+
+
+@pytest.mark.parametrize("name", ["qcl-mnist01", "zzfm-su2-iris"])
+def test_spliced_text_of_quanforge_mutants(name: str) -> None:
+    """The nine QuanForge operators at several percentages (RGA adds gates outside `PLAIN` too)."""
+    model = artifact.load(f"{ZOO}/{name}")
+    splicer = Splicer(model.ir)
+    rng = np.random.default_rng(7)
+    spliced = tried = 0
+    for op_name in qf_ops.QUANFORGE:
+        for pct in (0.05, 0.3):
+            made = qf_ops.get(op_name).mutate(model.ir, Scope(), pct, rng)
+            if made is None:
+                continue
+            tried += 1
+            text = splicer.text(made[0])
+            if text is not None:
+                assert text == qasm.dumps(to_circuit(made[0])), (op_name, pct)
+                spliced += 1
+    assert tried >= 14 and spliced >= tried // 2
