@@ -131,8 +131,33 @@ def main() -> None:
     )
 
 
+def generation(names: tuple[str, ...] = ("qcl-mnist01", "drnn-mnist01", "zzfm-su2-iris", "hqnn-mnist01")) -> None:
+    """Directed QML-suite generation (sites, edit, canonical form, content id; no export), per mutant:
+    median and best of 7 runs, with the startup objects frozen out of the collector as the CLI does."""
+    import gc
+    import statistics
+
+    from qmltest.mutation import sites
+
+    gc.freeze()
+    print("mutant generation, directed QML suite (median / best of 7 runs):")
+    for name in names:
+        model = artifact.load(f"data/models/{name}")
+        ops_ = sites.operators("qml", None)
+        times = []
+        for _ in range(7):
+            start = time.perf_counter()
+            made, _ = sites.generate(model, ops_, "directed")
+            times.append((time.perf_counter() - start) / len(made))
+        print(
+            f"  {name:16s} {len(made):6d} mutants  {1e3 * statistics.median(times):.3f} / "
+            f"{1e3 * min(times):.3f} ms per mutant"
+        )
+
+
 if __name__ == "__main__":
     main()
+    generation()
     print("resuming mutants (QML mutants share the original's gates up to their first change):")
     for name in ("qcl-mnist01", "drnn-mnist01"):
         prefix_reuse(name)

@@ -58,6 +58,12 @@ def main(
     ),
 ) -> None:
     """Test quantum neural networks serialized as OpenQASM 3: coverage, mutation, fuzzing on Qiskit Aer."""
+    import gc
+
+    # Qiskit, Aer and numpy are imported by now (~200k tracked objects that live as long as the
+    # process): freezing them keeps full collections from rescanning them while a run allocates
+    # (about 15% of mutant generation time on QCL).
+    gc.freeze()
 
 
 def run() -> None:

@@ -227,3 +227,60 @@ def test_stryker_report_schema_and_locations(small) -> None:
         row = next(r for r in res["mutants"] if r["id"] == m["id"])
         assert row["touched"] and lines[start["line"] - 1].startswith(small.ir.gates[row["touched"][0]].name)
         assert m["killedBy"] == (["d"] if m["status"] == "Killed" else [])
+
+
+@pytest.mark.parametrize("name", ["qcl-mnist01", "zzfm-su2-iris"])
+def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
+    """The cached canonical form (patched from the original's order via `edit.derived` or changed
+    layers, per-step reprs) equals one computed from scratch for every QML and classic mutant."""
+    from qmltest.mutation import edit
+    from qmltest.mutation.qml import canonical
+
+    model = artifact.load(f"data/models/{name}")
+    keys: dict = {}
+    canonical(model, keys)
+    hinted = checked = 0
+    for suite in ("qml", "classic"):
+        for op in sites.operators(suite, None):
+            for site in op.sites(model, True)[:60]:
+                try:
+                    mutant = op.apply(model, site)
+                except Exception:
+                    continue
+                hinted += edit.derived(mutant.ir) is not None
+                fast, fresh = canonical(mutant, keys), canonical(mutant)
+                assert fast == fresh and fast.text == fresh.text == repr(tuple(fresh))
+                checked += 1
+    assert checked > 200 and hinted > 20
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [],
+        [{"op": "scale", "a": 1.5}],
+        [{"op": 'say "hi"'}, {"op": "it's"}],  # both quotes: falls back to repr
+        [{"op": "back\\slash"}],
+        [{"op": "tab\there"}],
+        ({"op": "tuple"},),
+    ],
+)
+def test_steps_repr_matches_repr_of_repr(steps) -> None:
+    from qmltest.mutation.qml import _steps_repr
+
+    text, quoted = _steps_repr(steps, {})
+    assert text == repr(steps) and quoted == repr(repr(steps))
+
+
+def test_ala_random_weights_are_the_scalar_draws(small) -> None:
+    """ALA draws its random weights as one vector: the same numbers as one uniform() per weight."""
+    import math
+
+    op = ALA()
+    us = units(small.ir)
+    mutant = op.apply(small, Site("ALA", (0, 0, "random")))
+    rng = np.random.default_rng([0, 0])
+    start = us[0].stop
+    copied = mutant.ir.gates[start : start + us[0].stop - us[0].start]
+    got = [p.value for g in copied for p in g.params if p.kind == "weight"]
+    assert got and got == [float(rng.uniform(-math.pi, math.pi)) for _ in got]

@@ -43,6 +43,40 @@ def rebuild(ir: ModelIR, rows: list[Row]) -> ModelIR:
     return replace(ir, layers=tuple(layers))
 
 
+_DERIVED: dict[int, tuple[ModelIR, ModelIR, dict[int, Gate]]] = {}
+
+
+def replaced(ir: ModelIR, gates: dict[int, Gate]) -> ModelIR:
+    """New IR with the gates at some flat indices replaced in place (same count and order): only
+    their layers are rebuilt, the rest shared with `ir` (a quick `rebuild` for angle/name edits).
+
+    When every new gate acts on its old gate's qubits, the result is recorded for `derived`, so a
+    consumer that has digested `ir` can patch the few changed gates instead of rescanning."""
+    layers, start = list(ir.layers), 0
+    for li, layer in enumerate(ir.layers):
+        stop = start + len(layer.gates)
+        mine = [i for i in gates if start <= i < stop]
+        if mine:
+            new = list(layer.gates)
+            for i in mine:
+                new[i - start] = gates[i]
+            layers[li] = Layer(layer.name, layer.kind, blocks_of(new))
+        start = stop
+    out = replace(ir, layers=tuple(layers))
+    if all(g.qubits == ir.gates[i].qubits for i, g in gates.items()):
+        if len(_DERIVED) >= 256:
+            _DERIVED.clear()
+        _DERIVED[id(out)] = (out, ir, dict(gates))
+    return out
+
+
+def derived(ir: ModelIR) -> tuple[ModelIR, dict[int, Gate]] | None:
+    """(base IR, {flat index: new gate}) if `ir` came from `replaced` with every gate on its old
+    qubits (so the same time slots), else None."""
+    hit = _DERIVED.get(id(ir))
+    return (hit[1], hit[2]) if hit is not None and hit[0] is ir else None
+
+
 def gate(name: str, qubits: tuple[int, ...], params: list, kinds: list[str] | None = None) -> Gate:
     """A new IR gate (no source span: it is not in the original text)."""
     op = make(name, params)
@@ -53,7 +87,10 @@ def gate(name: str, qubits: tuple[int, ...], params: list, kinds: list[str] | No
 
 def with_params(g: Gate, values: list) -> Gate:
     """The same gate with new parameter values (numbers or expressions)."""
-    return gate(g.name, g.qubits, values, [p.kind for p in g.params])
+    params = tuple(
+        Param(str(v), p.kind) if p.kind == "data" else Param(float(v), p.kind) for v, p in zip(values, g.params)
+    )
+    return Gate(g.name, g.qubits, params, make(g.name, values))
 
 
 def with_name(g: Gate, name: str, qubits: tuple[int, ...] | None = None) -> Gate:

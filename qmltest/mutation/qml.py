@@ -48,8 +48,22 @@ class Unit:
     entangling: tuple[int, ...]
 
 
+_UNITS: dict[int, tuple[ModelIR, list[Unit]]] = {}
+
+
 def units(ir: ModelIR) -> list[Unit]:
-    """Split every ansatz layer into units: a rotation block plus the entangling blocks after it."""
+    """Split every ansatz layer into units: a rotation block plus the entangling blocks after it.
+
+    Cached per IR object: every site of a generation run splits the same original."""
+    hit = _UNITS.get(id(ir))
+    if hit is None or hit[0] is not ir:
+        if len(_UNITS) >= 64:
+            _UNITS.clear()
+        hit = _UNITS[id(ir)] = (ir, _units(ir))
+    return list(hit[1])
+
+
+def _units(ir: ModelIR) -> list[Unit]:
     out: list[Unit] = []
     pos = 0
     for layer in ir.layers:
@@ -129,7 +143,7 @@ class APC(QmlOperator):
                 v = float(vals[k])
                 vals[k] = {"zero": 0.0, "flip": -v, "add": v + value, "scale": v * value}[kind]
             rows[i] = Row(rows[i].layer, edit.with_params(g, vals))
-        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+        return model.with_ir(export=False, new_ir=edit.replaced(model.ir, {i: rows[i].gate for i in unit.rotation}))
 
 
 FEATURE_OPS = ("add", "mul", "sign", "one_minus")
@@ -194,9 +208,8 @@ class APGC(QmlOperator):
 
     def apply(self, model, site):
         i, target = site.args
-        rows = edit.flatten(model.ir)
-        rows[i] = Row(rows[i].layer, edit.with_name(rows[i].gate, target))
-        return model.with_ir(export=False, new_ir=edit.rebuild(model.ir, rows))
+        new = edit.with_name(model.ir.gates[i], target)
+        return model.with_ir(export=False, new_ir=edit.replaced(model.ir, {i: new}))
 
 
 class LS(QmlOperator):
@@ -274,14 +287,18 @@ class ALA(QmlOperator):
         s, t, init = site.args
         us = units(model.ir)
         rows = edit.flatten(model.ir)
-        rng = np.random.default_rng([s, t])
+        span = range(us[s].start, us[s].stop)
+        draws: list[float] = []
+        if init == "random":  # one vector draw: the same numbers as one uniform() call per weight
+            count = sum(len(_weights(rows[i].gate)) for i in span)
+            draws = np.random.default_rng([s, t]).uniform(-math.pi, math.pi, count).tolist()
         copies = []
-        for i in range(us[s].start, us[s].stop):
+        for i in span:
             g = rows[i].gate
-            if init == "random" and _weights(g):
+            if draws and _weights(g):
                 vals = list(g.operation.params)
                 for k in _weights(g):
-                    vals[k] = float(rng.uniform(-math.pi, math.pi))
+                    vals[k] = draws.pop(0)
                 g = edit.with_params(g, vals)
             copies.append(Row(rows[us[t].stop - 1].layer, g))
         new = rows[: us[t].stop] + copies + rows[us[t].stop :]
@@ -480,33 +497,113 @@ def canonical(model: Model, keys: dict | None = None) -> Form:
     Gates are keyed by ASAP time step, then qubits; with the preprocessing (DFC mutants differ there)
     and the readout (remove-measure mutants differ there). `keys` caches each layer's keyed gates by
     layer object and incoming qubit frontier (mutants share the original's unchanged layers), so a
-    generation run keys each unchanged layer once.
+    generation run keys each unchanged layer once, and the last IR's gate part (DFC and readout
+    mutants share the original's IR).
     """
     keys = {} if keys is None else keys
-    free: dict[int, int] = {}
-    gates: list[tuple[tuple, str]] = []  # (entry, its repr)
-    for layer in model.ir.layers:
-        slot = (id(layer), tuple(sorted(free.items())))
+    part = keys.get("ir")  # the last IR keyed: one slot, so mutants' IRs are not kept alive
+    if part is None or part[0] is not model.ir:
+        part = keys["ir"] = (model.ir, *_gate_part(model.ir, keys))
+    steps_text, quoted = _steps_repr(model.manifest["preprocessing"], keys)
+    matrix = model.readout_matrix.tobytes()
+    matrix_text = keys.get(matrix)
+    if matrix_text is None:
+        matrix_text = keys[matrix] = repr(matrix)
+    form = Form((part[1], steps_text, model.ir.measured, matrix))
+    form.text = _joined([part[2], quoted, repr(model.ir.measured), matrix_text])
+    return form
+
+
+def _steps_repr(steps: object, keys: dict) -> tuple[str, str]:
+    """repr(steps) and repr(repr(steps)), from each step's cached repr: a PCA step's text is 125 kB
+    (1 ms to repr twice), and DFC mutants repeat the original's steps with one more."""
+    if type(steps) is not list:
+        text = repr(steps)
+        return text, repr(text)
+    parts, single, double, clean = [], False, False, True
+    for step in steps:
+        hit = keys.get(("step", id(step)))
+        if hit is None or hit[0] is not step:
+            text = repr(step)
+            hit = (step, text, "'" in text, '"' in text, "\\" not in text and text.isprintable())
+            keys[("step", id(step))] = hit
+        parts.append(hit[1])
+        single, double, clean = single or hit[2], double or hit[3], clean and hit[4]
+    text = "[" + ", ".join(parts) + "]"
+    if clean and not (single and double):  # what repr does for a printable text without backslashes
+        return text, ('"' if single else "'") + text + ('"' if single else "'")
+    return text, repr(text)
+
+
+def _gate_part(ir: ModelIR, keys: dict) -> tuple[tuple, str]:
+    """The sorted gate entries (t, qubits, name, params) and their repr.
+
+    Gates sharing a time step act on disjoint qubits, so (t, first qubit) orders them exactly as the
+    entries themselves would sort; it is kept as one integer, t * n + q. The first IR keyed (the
+    original) is kept sorted: a mutant that holds the same time slots (a changed angle or gate name)
+    patches its changed entries into that order with no sort, found from `edit.derived` or from its
+    changed layers.
+    """
+    base = keys.get("base")
+    if base is not None:
+        hint = edit.derived(ir)
+        if hint is not None and hint[0] is base[0]:
+            return _patched(base, [(i, _entry(g, base[4][i], ir.num_qubits, keys)) for i, g in hint[1].items()])
+    n = ir.num_qubits
+    free = (0,) * n  # each qubit's next free time step
+    hits = []
+    for layer in ir.layers:
+        slot = (id(layer), free)
         hit = keys.get(slot)
         if hit is None or hit[0] is not layer:
-            out = dict(free)
+            out = list(free)
             entries = []
             for g in layer.gates:
-                mine = keys.get(id(g))
-                if mine is None or mine[0] is not g:
-                    key = (g.qubits, g.name, tuple(str(p.value) for p in g.params))
-                    mine = keys[id(g)] = (g, key, repr(key)[1:])
                 qs = g.qubits
-                t = out.get(qs[0], 0) if len(qs) == 1 else max(out.get(q, 0) for q in qs)
-                for q in qs:
-                    out[q] = t + 1
-                entries.append(((t, *mine[1]), f"({t}, {mine[2]}"))
-            hit = keys[slot] = (layer, entries, out)
-        gates.extend(hit[1])
+                if len(qs) == 1:
+                    t = out[qs[0]]
+                    out[qs[0]] = t + 1
+                else:
+                    t = max([out[q] for q in qs])
+                    for q in qs:
+                        out[q] = t + 1
+                entries.append(_entry(g, t, n, keys))
+            hit = keys[slot] = (layer, entries, tuple(out), tuple([row[0] for row in entries]))
+        hits.append(hit)
         free = hit[2]
-    gates.sort()  # by entry: no two gates share a time step and a qubit, so entries never tie
-    rest = (repr(model.manifest["preprocessing"]), model.ir.measured, model.readout_matrix.tobytes())
-    entries_, texts = zip(*gates) if gates else ((), ())
-    form = Form((tuple(entries_), *rest))
-    form.text = _joined([_joined(list(texts)) if gates else "()", *map(repr, rest)])
-    return form
+    if base is not None and len(hits) == len(base[1]):
+        pairs = list(zip(hits, base[1]))
+        if all(h[3] == b[3] for h, b in pairs if h is not b):
+            return _patched(base, [(None, row) for h, b in pairs if h is not b for row in h[1]])
+    ranked = sorted(row for hit in hits for row in hit[1])
+    entries_ = [e for _, e, _ in ranked]
+    texts = [t for _, _, t in ranked]
+    if base is None:
+        pos = {k: i for i, (k, _, _) in enumerate(ranked)}
+        flat = [k for hit in hits for k in hit[3]]  # flat gate index -> its (t, q) key
+        keys["base"] = (ir, hits, pos, (entries_, texts), [k // n for k in flat], [pos[k] for k in flat])
+    return tuple(entries_), _joined(texts) if texts else "()"
+
+
+def _entry(g: Gate, t: int, n: int, keys: dict) -> tuple[int, tuple, str]:
+    """(t * n + first qubit, (t, qubits, name, params), its repr) for gate g at time step t, made
+    once per gate object and time."""
+    mine = keys.get(id(g))
+    if mine is None or mine[0] is not g:
+        key = (g.qubits, g.name, tuple(str(p.value) for p in g.params))
+        mine = keys[id(g)] = (g, key, repr(key)[1:], {})
+    row = mine[3].get(t)
+    if row is None:
+        row = mine[3][t] = (t * n + g.qubits[0], (t, *mine[1]), f"({t}, {mine[2]}")
+    return row
+
+
+def _patched(base: tuple, changes: list[tuple[int | None, tuple]]) -> tuple[tuple, str]:
+    """The original's sorted entries with some replaced: by flat index when given, else by key."""
+    _, _, pos, (entries_, texts), _, flat_pos = base
+    entries_, texts = list(entries_), list(texts)
+    for i, (k, e, t) in changes:
+        p = flat_pos[i] if i is not None else pos[k]
+        entries_[p] = e
+        texts[p] = t
+    return tuple(entries_), _joined(texts) if texts else "()"

@@ -62,7 +62,7 @@ def iter_generate(model: Model, ops: list[QmlOperator], strategy: str, skipped: 
     directed = strategy == "directed"
     keys: dict = {}
     original_form = canonical(model, keys)
-    seen = {original_form}
+    seen = {original_form.text}  # the form's repr: equal iff the forms are, and a str caches its hash
     for op in ops:
         counts = {"sites": 0, "duplicate_circuit": 0, "identical_to_original": 0}
         if directed:
@@ -79,10 +79,11 @@ def iter_generate(model: Model, ops: list[QmlOperator], strategy: str, skipped: 
                 mutant, status = None, f"incompetent: {type(exc).__name__}: {exc}"
             form = None if mutant is None else canonical(mutant, keys)
             if directed and form is not None:
-                if form in seen:
-                    counts["identical_to_original" if form == original_form else "duplicate_circuit"] += 1
+                if form.text in seen:
+                    kind = "identical_to_original" if form.text == original_form.text else "duplicate_circuit"
+                    counts[kind] += 1
                     continue
-                seen.add(form)
+                seen.add(form.text)
             g = Generated(site, mutant, mutant_id(model, site, mutant, form), status)
             g.seconds = time.perf_counter() - start
             yield g
