@@ -69,6 +69,11 @@ def prefix_reuse(name: str) -> None:
         start = time.perf_counter()
         results[label] = [evaluator.probs(m, data) for m in mutants]
         seconds[label] = time.perf_counter() - start
+    evaluator = Evaluator(model, REPEATS, SHOTS, 0)
+    start = time.perf_counter()
+    for i, p in enumerate(results["fused"]):
+        evaluator.accuracies(p, data, str(i))
+    t_sample = time.perf_counter() - start
     start = time.perf_counter()
     results["plain"] = [engine.probabilities(m.job(), data.encoded) for m in mutants]
     seconds["plain"] = time.perf_counter() - start
@@ -91,6 +96,10 @@ def prefix_reuse(name: str) -> None:
         f"    fused suffix {seconds['fused'] * per:7.1f}  (x{plain / (seconds['fused'] * per):.2f} vs from the start; "
         f"max |diff| {fused_err:.1e}; checkpoints {check.nbytes / 2**20:.0f} MB, stride {check.stride}, "
         f"built in {t_build:.2f} s once per data set)"
+    )
+    print(
+        f"    + sampling   {t_sample * per:7.1f}  ({REPEATS} repeats x {SHOTS} shots, majority vote; "
+        f"fused + sampling {(seconds['fused'] + t_sample) * per:.1f})"
     )
     t_prefix = seconds["prefix"] * per
     print(f"    prefix reuse {t_prefix:7.1f}  (x{plain / t_prefix:.2f}; bit-identical: {same})")

@@ -97,3 +97,35 @@ def test_identical_mutant_killed_at_most_about_alpha() -> None:
     y[::4] = 1 - y[::4]  # some errors so accuracies vary between repeats
     rate = null_kill_rate(probs, y, model, repeats=20, shots=100, trials=1000, seed=7, alpha=0.05)
     assert 0.01 < rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)  # live, and not above alpha
+
+
+def test_drawn_correct_matches_state_level_shots() -> None:
+    """Class-bucket draws with decided inputs skipped give the state-level multinomial's accuracy
+    distribution: per-input frequencies agree within 4 sigma (3 classes, states with no class)."""
+    rng = np.random.default_rng(5)
+    p = rng.dirichlet(np.ones(6), size=5)
+    p[0] = [0.9, 0.02, 0.02, 0.02, 0.02, 0.02]  # decided for class 0
+    p[1] = [0.3, 0.3, 0.1, 0.1, 0.1, 0.1]  # a 0/1 tie in probability: never decided
+    cmat = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 0, 0]], dtype=float)
+    y = np.array([0, 1, 2, 0, 1])
+    trials, shots = 20_000, 25
+    counts = rng.multinomial(shots, np.broadcast_to(p, (trials,) + p.shape))
+    freq = (np.argmax(counts @ cmat, axis=2) == y).mean(axis=0)
+    per_input = np.array(
+        [stats.drawn_correct(p[i : i + 1], y[i : i + 1], cmat, shots, trials, rng).mean() for i in range(len(y))]
+    )
+    assert np.all(np.abs(per_input - freq) <= 4 * np.sqrt(freq * (1 - freq) * 2 / trials) + 1e-3)
+
+
+def test_decided_inputs_draw_nothing() -> None:
+    """Inputs whose vote cannot go wrong (Chernoff bound below 2^-64) use no random numbers."""
+    p = np.array([[0.9, 0.05, 0.05, 0.0], [0.04, 0.9, 0.06, 0.0]])
+    cmat = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    acc = stats.drawn_correct(p, np.array([0, 0]), cmat, 1000, 20, rng)
+    assert acc is not None and acc.tolist() == [0.5] * 20
+    assert rng.bit_generator.state == before
+    # two shots, equal class probabilities: class 0 wins unless both shots go to class 1 (3/4)
+    tie = stats.drawn_correct(np.array([[0.5, 0.5, 0.0, 0.0]]), np.array([0]), cmat, 2, 40_000, rng)
+    assert tie is not None and tie.mean() == pytest.approx(0.75, abs=4 * math.sqrt(0.75 * 0.25 / 40_000))
