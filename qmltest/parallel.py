@@ -16,6 +16,7 @@ runner records it as errored) instead of ending the run.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,11 +80,16 @@ def plan(workers: int | None = 1, cluster: str | None = None, batch: int | None 
 
 
 def _warm() -> None:
-    """Import the heavy modules (qiskit, Aer) on a worker before its first task, not inside it."""
+    """Import the heavy modules (qiskit, Aer) on a worker before its first task, not inside it, and
+    freeze them out of the garbage collector: a worker holds ~220k tracked objects after these
+    imports, and each full collection rescanned them (0.14 s here, measured as 10-20% of a
+    2-worker QCL mutate run's worker CPU)."""
+    import gc
     import importlib
 
     for name in WARM_MODULES:
         importlib.import_module(name)
+    gc.freeze()
 
 
 def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
@@ -104,6 +110,23 @@ def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, An
             result = _call(fn, shared, item)
         out.append((index, result))
     return out
+
+
+def _packed(fn: Callable[[Any, Any], Any], shared: Any, payload: bytes) -> list[tuple[int, Any]]:
+    """`_batch` on items that travel as one pickled blob (see `_pack`)."""
+    return _batch(fn, shared, pickle.loads(payload))
+
+
+def _pack(batch: list[tuple[int, Any]]) -> bytes:
+    """A batch as bytes: the scheduler passes bytes through untouched, whereas Dask otherwise
+    unpickles every task's arguments in the scheduler (the client's event loop, for a local
+    cluster) to build its graph; measured on QCL's mutant deltas: 88 ms of a 1.3 s run."""
+    try:
+        return pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):  # lambdas, local classes
+        import cloudpickle
+
+        return cloudpickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def batch_size(total: int, workers: int, where: Plan | None = None) -> int:
@@ -168,7 +191,7 @@ def run_tasks(
         futures: dict[Any, list[tuple[int, Any]]] = {}
 
         def submit(batch: list[tuple[int, Any]]) -> Any:
-            future = dask_client.submit(_batch, fn, remote, batch, pure=False, retries=RETRIES + 1)
+            future = dask_client.submit(_packed, fn, remote, _pack(batch), pure=False, retries=RETRIES + 1)
             futures[future] = batch
             return future
 
@@ -222,6 +245,15 @@ def _reuse_or_start(where: Plan) -> Iterator[Any]:
         yield c
 
 
+def _freeze_client() -> None:
+    """The client hosts the local scheduler's event loop: freeze what is alive once the cluster is
+    up (Qiskit, Dask, the model), so its full collections (0.2-0.3 s each, one or two per run) only
+    scan what the run allocates."""
+    import gc
+
+    gc.freeze()
+
+
 @contextmanager
 def client(where: Plan) -> Iterator[Any]:
     """A Dask client: the given cluster, or a local one of single-threaded worker processes."""
@@ -236,6 +268,7 @@ def client(where: Plan) -> Iterator[Any]:
             raise InputError(f"--cluster {where.cluster}: cannot connect ({exc})") from None
         try:
             c.run(_warm)
+            _freeze_client()
             yield c
         finally:
             c.close()
@@ -260,6 +293,7 @@ def client(where: Plan) -> Iterator[Any]:
     c = Client(cluster)
     try:
         c.run(_warm)  # part of the cluster's start-up: workers import qiskit once, in parallel
+        _freeze_client()
         yield c
     finally:
         c.close()

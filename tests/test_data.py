@@ -21,6 +21,23 @@ def test_area_resize_preserves_mean_and_constants() -> None:
     np.testing.assert_allclose(area_matrix(4, 2), [[0.5, 0.5, 0, 0], [0, 0, 0.5, 0.5]])
 
 
+def test_resize_equals_cellwise_area_average() -> None:
+    """4x4 -> 2x2 is the mean of each 2x2 block; 28x28 -> 16x16 matches the cell-by-cell sum of
+    overlapping source areas (the definition) to rounding."""
+    img = np.arange(16.0).reshape(1, 16)
+    np.testing.assert_allclose(resize(img, (4, 4), (2, 2)), [[2.5, 4.5, 10.5, 12.5]])
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(3, 28 * 28))
+    rows, cols = area_matrix(28, 16), area_matrix(28, 16)
+    want = np.zeros((3, 16, 16))
+    for n in range(3):
+        for i in range(16):
+            for j in range(16):
+                cells = [(a, b) for a in range(28) for b in range(28) if rows[i, a] and cols[j, b]]
+                want[n, i, j] = sum(rows[i, a] * cols[j, b] * x[n, 28 * a + b] for a, b in cells)
+    np.testing.assert_allclose(resize(x, (28, 28), (16, 16)), want.reshape(3, -1), rtol=0, atol=1e-14)
+
+
 def test_amplitude_states_normalized_and_padded() -> None:
     s = amplitude_states(np.array([[3.0, 4.0, 0.0]]), 2)
     np.testing.assert_allclose(s, [[0.6, 0.8, 0.0, 0.0]])

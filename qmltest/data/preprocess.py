@@ -30,7 +30,9 @@ def area_matrix(src: int, dst: int) -> np.ndarray:
 def resize(x: np.ndarray, src: tuple[int, int], dst: tuple[int, int]) -> np.ndarray:
     rows, cols = area_matrix(src[0], dst[0]), area_matrix(src[1], dst[1])
     imgs = x.reshape(-1, src[0], src[1])
-    return np.einsum("ij,njk,lk->nil", rows, imgs, cols).reshape(len(x), -1)
+    # two batched matmuls: a three-operand einsum contracts naively (31 ms for 200 MNIST images,
+    # which every DFC mutant pays; 1.2 ms this way), equal to rounding
+    return (rows @ imgs @ cols.T).reshape(len(x), -1)
 
 
 def apply_step(step: dict, x: np.ndarray) -> np.ndarray:
