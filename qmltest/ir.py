@@ -96,13 +96,19 @@ def _param(value: object, in_ansatz: bool) -> Param:
 
 def blocks_of(gates: list[Gate]) -> tuple[Block, ...]:
     """Group consecutive gates of one category into blocks."""
-    runs: list[list[Gate]] = []
-    for g in gates:
-        if runs and runs[-1][0].category == g.category:
-            runs[-1].append(g)
-        else:
-            runs.append([g])
-    return tuple(Block(run[0].category, tuple(run)) for run in runs)
+    out: list[Block] = []
+    run: list[Gate] = []
+    single = False
+    for g in gates:  # the category is inlined: this runs for every changed layer of every mutant
+        one = len(g.qubits) == 1
+        if run and one is not single:
+            out.append(Block("rotation" if single else "entangling", tuple(run)))
+            run = []
+        single = one
+        run.append(g)
+    if run:
+        out.append(Block("rotation" if single else "entangling", tuple(run)))
+    return tuple(out)
 
 
 def infer_layers(gate_has_data: list[bool]) -> list[dict]:

@@ -284,3 +284,28 @@ def test_ala_random_weights_are_the_scalar_draws(small) -> None:
     copied = mutant.ir.gates[start : start + us[0].stop - us[0].start]
     got = [p.value for g in copied for p in g.params if p.kind == "weight"]
     assert got and got == [float(rng.uniform(-math.pi, math.pi)) for _ in got]
+
+
+def test_replaced_blocks_equal_a_regrouping() -> None:
+    """`edit.replaced` swaps gates inside their blocks; the result equals regrouping the new gate
+    list from scratch, also when a replacement changes a gate's qubit count (the blocks regroup)."""
+    from qmltest.mutation import edit
+
+    model = artifact.load("data/models/qcl-mnist01")
+    ir = model.ir
+    flat = list(ir.gates)
+    rx = next(i for i, g in enumerate(flat) if g.name == "rx")
+    cx = next(i for i, g in enumerate(flat) if g.name == "cx")
+    keeps = {rx: edit.with_params(flat[rx], [0.25]), cx: edit.with_name(flat[cx], "cz")}
+    q = flat[rx].qubits[0]
+    grows = {rx: edit.gate("cx", (q, (q + 1) % ir.num_qubits), [])}
+    for change in (keeps, grows):
+        out = edit.replaced(ir, change)
+        want = [change.get(i, g) for i, g in enumerate(flat)]
+        assert list(out.gates) == want
+        start = 0
+        for layer in out.layers:
+            stop = start + len(layer.gates)
+            assert layer.blocks == irmod.blocks_of(want[start:stop])
+            start = stop
+    assert edit.replaced(ir, grows).layers[0].blocks != ir.layers[0].blocks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from qmltest.ir import Gate, Layer, ModelIR, Param, blocks_of
+from qmltest.ir import Block, Gate, Layer, ModelIR, Param, blocks_of
 from qmltest.mutation.gates import make
 
 
@@ -57,10 +57,7 @@ def replaced(ir: ModelIR, gates: dict[int, Gate]) -> ModelIR:
         stop = start + len(layer.gates)
         mine = [i for i in gates if start <= i < stop]
         if mine:
-            new = list(layer.gates)
-            for i in mine:
-                new[i - start] = gates[i]
-            layers[li] = Layer(layer.name, layer.kind, blocks_of(new))
+            layers[li] = _swapped(layer, {i - start: gates[i] for i in mine})
         start = stop
     out = replace(ir, layers=tuple(layers))
     if all(g.qubits == ir.gates[i].qubits for i, g in gates.items()):
@@ -68,6 +65,28 @@ def replaced(ir: ModelIR, gates: dict[int, Gate]) -> ModelIR:
             _DERIVED.clear()
         _DERIVED[id(out)] = (out, ir, dict(gates))
     return out
+
+
+def _swapped(layer: Layer, new: dict[int, Gate]) -> Layer:
+    """`layer` with the gates at some of its indices replaced: blocks are swapped in place when each
+    new gate keeps its old gate's qubit count (so the grouping stands), else regrouped."""
+    old = layer.gates
+    if any(len(g.qubits) != len(old[i].qubits) for i, g in new.items()):
+        gates = list(old)
+        for i, g in new.items():
+            gates[i] = g
+        return Layer(layer.name, layer.kind, blocks_of(gates))
+    blocks, start = list(layer.blocks), 0
+    for bi, block in enumerate(layer.blocks):
+        stop = start + len(block.gates)
+        mine = [i for i in new if start <= i < stop]
+        if mine:
+            gates = list(block.gates)
+            for i in mine:
+                gates[i - start] = new[i]
+            blocks[bi] = Block(block.kind, tuple(gates))
+        start = stop
+    return Layer(layer.name, layer.kind, tuple(blocks))
 
 
 def derived(ir: ModelIR) -> tuple[ModelIR, dict[int, Gate]] | None:

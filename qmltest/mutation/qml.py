@@ -567,7 +567,9 @@ def _gate_part(ir: ModelIR, keys: dict) -> tuple[tuple, str]:
                     t = max([out[q] for q in qs])
                     for q in qs:
                         out[q] = t + 1
-                entries.append(_entry(g, t, n, keys))
+                mine = keys.get(id(g))  # `_entry`'s cache, looked up inline: this loop is hot
+                row = mine[3].get(t) if mine is not None and mine[0] is g else None
+                entries.append(row if row is not None else _entry(g, t, n, keys))
             hit = keys[slot] = (layer, entries, tuple(out), tuple([row[0] for row in entries]))
         hits.append(hit)
         free = hit[2]
