@@ -142,13 +142,13 @@ def main() -> None:
 
 def generation(names: tuple[str, ...] = ("qcl-mnist01", "drnn-mnist01", "zzfm-su2-iris", "hqnn-mnist01")) -> None:
     """Directed QML-suite generation (sites, edit, canonical form, content id; no export), per mutant:
-    median and best of 7 runs, with the startup objects frozen out of the collector as the CLI does."""
-    import gc
+    median and best of 7 runs, with the collector settled as the CLI does (`qmltest.gctune`)."""
     import statistics
 
+    from qmltest import gctune
     from qmltest.mutation import sites
 
-    gc.freeze()
+    gctune.settle()
     print("mutant generation, directed QML suite (median / best of 7 runs):")
     for name in names:
         model = artifact.load(f"data/models/{name}")

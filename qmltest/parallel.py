@@ -81,15 +81,16 @@ def plan(workers: int | None = 1, cluster: str | None = None, batch: int | None 
 
 def _warm() -> None:
     """Import the heavy modules (qiskit, Aer) on a worker before its first task, not inside it, and
-    freeze them out of the garbage collector: a worker holds ~220k tracked objects after these
-    imports, and each full collection rescanned them (0.14 s here, measured as 10-20% of a
+    settle the garbage collector (`qmltest.gctune`): a worker holds ~220k tracked objects after
+    these imports, and each full collection rescanned them (0.14 s here, measured as 10-20% of a
     2-worker QCL mutate run's worker CPU)."""
-    import gc
     import importlib
+
+    from qmltest import gctune
 
     for name in WARM_MODULES:
         importlib.import_module(name)
-    gc.freeze()
+    gctune.settle()
 
 
 def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
@@ -246,12 +247,12 @@ def _reuse_or_start(where: Plan) -> Iterator[Any]:
 
 
 def _freeze_client() -> None:
-    """The client hosts the local scheduler's event loop: freeze what is alive once the cluster is
-    up (Qiskit, Dask, the model), so its full collections (0.2-0.3 s each, one or two per run) only
-    scan what the run allocates."""
-    import gc
+    """The client hosts the local scheduler's event loop: settle the collector once the cluster is
+    up (Qiskit, Dask and the model frozen), so its full collections (0.2-0.3 s each, one or two
+    per run) only scan what the run allocates."""
+    from qmltest import gctune
 
-    gc.freeze()
+    gctune.settle()
 
 
 @contextmanager
