@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from qmltest import artifact, parallel
+from qmltest import artifact, gctune, parallel
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.mutation import pipeline
@@ -44,6 +44,7 @@ def overhead_per_task(where: parallel.Plan, n: int = 400) -> float:
 
 
 def main(counts: list[int], per_class: int) -> None:
+    gctune.settle()  # as the CLI does at start-up, so the in-process baseline runs with the same collector
     model = artifact.load(MODEL)
     x, y = datasets.select("mnist:test", "test", model.classes, per_class, 0)
     suite = Data(f"mnist:test[{per_class}]", model.encode(x), label_indices(model, y), x)
