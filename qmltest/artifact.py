@@ -68,6 +68,13 @@ class Model:
         """(2^m, C) class-score matrix of the readout (see `qmltest.readout`)."""
         return readout.matrix(self.manifest["readout"], self.num_classes)
 
+    def __getstate__(self) -> dict:
+        """Pickled without its compiled engine jobs: a worker recompiles them from the IR through
+        the per-gate cache, so a mutant rebuilt there from a delta shares the original's compiled
+        ops by identity (an unpickled copy of the client's ops matched none of them, and every
+        prefix/suffix comparison fell back to comparing matrices)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_job", "_full_job")}
+
     @property
     def amplitude(self) -> bool:
         return self.manifest["encoding"]["kind"] == "amplitude"

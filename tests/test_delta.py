@@ -1,0 +1,41 @@
+"""Mutant deltas (what goes to a Dask worker): exact round trips that keep the original's objects."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from qmltest import artifact
+from qmltest.mutation import delta, sites
+
+
+@pytest.mark.parametrize("name", ["qcl-mnist01", "zzfm-su2-iris", "hqnn-mnist01"])
+def test_delta_round_trip_is_exact_and_shares_the_originals_gates(name) -> None:
+    original = artifact.load(f"data/models/{name}")
+    # the worker's original is an unpickled copy: indices, not objects, must carry the sharing
+    remote = pickle.loads(pickle.dumps(original))
+    made = [
+        g for suite in ("qml", "classic") for g in sites.generate(original, sites.operators(suite, None), "directed")[0]
+    ]
+    mutants = [g.model for g in made if g.model is not None]
+    assert len(mutants) > 100
+    for m in mutants:
+        back = delta.apply(remote, pickle.loads(pickle.dumps(delta.delta_of(original, m))))
+        assert back.ir == m.ir
+        assert back.manifest == m.manifest and list(back.manifest) == list(m.manifest)
+        assert (back.qasm_text, back.source, back.inferred) == (m.qasm_text, m.source, m.inferred)
+        mine = {id(g): i for i, g in enumerate(original.ir.gates)}
+        for g, b in zip(m.ir.gates, back.ir.gates):
+            i = mine.get(id(g))
+            if i is not None and original.ir.gates[i] is g:
+                assert b is remote.ir.gates[i]  # an unchanged gate is the worker's original object
+
+
+def test_delta_ships_neither_unchanged_gates_nor_the_manifest() -> None:
+    """HQNN's manifest pickles to 70 kB (its PCA step); an angle edit's delta is its new gate."""
+    original = artifact.load("data/models/hqnn-mnist01")
+    assert len(pickle.dumps(original.manifest)) > 50_000
+    made, _ = sites.generate(original, [op for op in sites.operators("qml", None) if op.name == "APGC"], "directed")
+    sizes = [len(pickle.dumps(delta.delta_of(original, g.model))) for g in made if g.model is not None]
+    assert len(sizes) == len(made) and max(sizes) < 2_000
