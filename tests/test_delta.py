@@ -39,3 +39,18 @@ def test_delta_ships_neither_unchanged_gates_nor_the_manifest() -> None:
     made, _ = sites.generate(original, [op for op in sites.operators("qml", None) if op.name == "APGC"], "directed")
     sizes = [len(pickle.dumps(delta.delta_of(original, g.model))) for g in made if g.model is not None]
     assert len(sizes) == len(made) and max(sizes) < 2_000
+
+
+def test_a_worker_mutant_shares_the_originals_compiled_ops() -> None:
+    """The original arrives compiled-job-free (Model.__getstate__), so its ops and a delta mutant's
+    come from one per-gate cache: unchanged gates give the same op objects (identity matching in
+    the engine's prefix/suffix reuse), changed ones do not."""
+    original = artifact.load("data/models/qcl-mnist01")
+    original.job()  # compiled in the client before it is scattered, as in a run
+    made, _ = sites.generate(original, [op for op in sites.operators("qml", None) if op.name == "APGC"], "directed")
+    remote = pickle.loads(pickle.dumps(original))
+    for g in made[:20]:
+        mutant = delta.apply(remote, pickle.loads(pickle.dumps(delta.delta_of(original, g.model))))
+        same = [a is b for a, b in zip(remote.job().ops, mutant.job().ops)]
+        kept = [a is b for a, b in zip(original.ir.gates, g.model.ir.gates)]
+        assert same[: len(kept)] == kept and kept.count(False) == 1
