@@ -46,7 +46,7 @@ def common_tail(a: list[statevector.Op], b: list[statevector.Op], limit: int) ->
 
 
 class Checkpoints:
-    """The original's cached states and fused suffix unitaries for one data set."""
+    """The original's cached states (as columns, (2^n, N)) and fused suffix unitaries for one data set."""
 
     def __init__(self, original: Circuit, encoded: np.ndarray, fuse: bool = True) -> None:
         self.job = original
@@ -65,12 +65,13 @@ class Checkpoints:
         job = self.job
         ops, n = job.ops, job.num_qubits
         psi, values = _start(job, self.encoded)
+        psi = np.ascontiguousarray(psi.T)  # kept as columns, the layout the gate passes use
         out = {0: psi}
         prev = 0
         for b in sorted(b for b in job.boundaries if 0 < b < len(ops)):
             if psi.nbytes * (len(out) + 1) > PREFIX_BYTES:
                 break
-            psi = statevector.run(ops[prev:b], psi, values, n)
+            psi = statevector.run_columns(ops[prev:b], psi, values, n)
             out[b] = psi
             prev = b
         return out
@@ -92,7 +93,7 @@ class Checkpoints:
         start = max(b for b in self.states if b <= fixed)
         psi, prev = self.states[start], start
         for c in points:
-            psi = statevector.run(ops[prev:c], psi, values, n)
+            psi = statevector.run_columns(ops[prev:c], psi, values, n)
             self.fine[c] = psi
             prev = c
         # unitaries, transposed (psi @ V applies them to row states): V_c = g_c^T ... g_{c'-1}^T V_c'
@@ -126,14 +127,15 @@ class Checkpoints:
                 u = min(after)
                 end = len(ops) - tail + (u - orig_end)  # the mutant's index of the original's op u
                 if dense_pays(len(ops) - end, n):
-                    psi = statevector.run(ops[c:end], starts[c], values, n)
-                    return statevector.marginal_probabilities(psi @ self.tails[u], list(job.measured), n)
-            psi = statevector.run(ops[c:], starts[c], values, n)
-            return statevector.marginal_probabilities(psi, list(job.measured), n)
+                    psi = statevector.run_columns(ops[c:end], starts[c], values, n)
+                    return statevector.marginal_probabilities(psi.T @ self.tails[u], list(job.measured), n)
+            psi = statevector.run_columns(ops[c:], starts[c], values, n)
+            return statevector.marginal_probabilities(psi.T, list(job.measured), n)
         common = [b for b in self.states if 0 < b <= first and b in job.boundaries]
         if not common:
             return None
         start = max(common)
         rel = tuple(b - start for b in job.boundaries if b > start)
-        out = statevector.run(ops[start:], self.states[start], values, n, rel)
-        return statevector.marginal_probabilities(out, list(job.measured), n)
+        out = statevector.run_columns(ops[start:], self.states[start], values, n, rel)
+        # C order, as the run from the start gives it: the same bits through the same BLAS call
+        return statevector.marginal_probabilities(np.ascontiguousarray(out.T), list(job.measured), n)

