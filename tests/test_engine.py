@@ -118,7 +118,7 @@ def test_wrong_feature_count() -> None:
         engine.probabilities(engine.Circuit(qc, (0,), (x,)), np.zeros((2, 3)))
 
 
-@pytest.mark.parametrize("measured", [[0, 1], [3, 0], [5], [1, 4, 2]])
+@pytest.mark.parametrize("measured", [[0, 1], [3, 0], [5], [1, 4, 2], []])
 def test_marginal_by_summing_matrix_equals_the_definition(measured) -> None:
     """The BLAS marginal (|psi|^2 times a 0/1 matrix) against the per-outcome sum of basis
     probabilities, on random states of 6 qubits, C- and F-ordered."""

@@ -254,7 +254,10 @@ def probabilities_with_dephasing(
 def state_index_map(measured: list[int], n: int) -> np.ndarray:
     """For every full basis index j, the index of its measured-register state."""
     j = np.arange(2**n)
-    return sum(((j >> q) & 1) << i for i, q in enumerate(measured))
+    out = np.zeros(2**n, dtype=int)  # an array even for an empty register (every state -> outcome 0)
+    for i, q in enumerate(measured):
+        out |= ((j >> q) & 1) << i
+    return out
 
 
 def marginalize(full: np.ndarray, measured: list[int], n: int) -> np.ndarray:
