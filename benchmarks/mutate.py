@@ -148,7 +148,7 @@ def generation(names: tuple[str, ...] = ("qcl-mnist01", "drnn-mnist01", "zzfm-su
     from qmltest import gctune
     from qmltest.mutation import sites
 
-    gctune.settle()
+    gctune.settle(collect=True)  # after main(): its garbage is freed, not frozen
     print("mutant generation, directed QML suite (median / best of 7 runs):")
     for name in names:
         model = artifact.load(f"data/models/{name}")

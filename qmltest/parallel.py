@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from qmltest import gctune
 from qmltest.errors import InputError
 
 RETRIES = 1
@@ -86,11 +87,9 @@ def _warm() -> None:
     2-worker QCL mutate run's worker CPU)."""
     import importlib
 
-    from qmltest import gctune
-
     for name in WARM_MODULES:
         importlib.import_module(name)
-    gctune.settle()
+    gctune.settle(collect=True)  # a worker of an existing cluster may have run other work before
 
 
 def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
@@ -246,15 +245,6 @@ def _reuse_or_start(where: Plan) -> Iterator[Any]:
         yield c
 
 
-def _freeze_client() -> None:
-    """The client hosts the local scheduler's event loop: settle the collector once the cluster is
-    up (Qiskit, Dask and the model frozen), so its full collections (0.2-0.3 s each, one or two
-    per run) only scan what the run allocates."""
-    from qmltest import gctune
-
-    gctune.settle()
-
-
 @contextmanager
 def client(where: Plan) -> Iterator[Any]:
     """A Dask client: the given cluster, or a local one of single-threaded worker processes."""
@@ -269,7 +259,7 @@ def client(where: Plan) -> Iterator[Any]:
             raise InputError(f"--cluster {where.cluster}: cannot connect ({exc})") from None
         try:
             c.run(_warm)
-            _freeze_client()
+            gctune.settle(collect=True)  # as below
             yield c
         finally:
             c.close()
@@ -294,7 +284,10 @@ def client(where: Plan) -> Iterator[Any]:
     c = Client(cluster)
     try:
         c.run(_warm)  # part of the cluster's start-up: workers import qiskit once, in parallel
-        _freeze_client()
+        # the client hosts the local scheduler's event loop: with Qiskit, Dask and the model frozen
+        # (earlier runs' garbage collected first) its full collections, 0.2-0.3 s each, one or two
+        # per run, scan only what the run allocates
+        gctune.settle(collect=True)
         yield c
     finally:
         c.close()

@@ -248,3 +248,27 @@ def test_a_worker_killed_in_the_middle_of_a_mutate_run_gives_the_same_report() -
         os.kill(pid, 0)  # the worker really died
     assert len(ticks) == 2 * generated
     assert result == expected
+
+
+def test_settle_with_collect_frees_garbage_cycles_instead_of_freezing_them() -> None:
+    """A cycle alive at `settle(collect=True)` is freed; frozen, it would stay for good."""
+    import gc
+    import weakref
+
+    from qmltest import gctune
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    alive = weakref.ref(a)
+    del a, b
+    before = gc.get_threshold()
+    try:
+        gctune.settle(collect=True)
+        assert alive() is None
+        assert gc.get_threshold() == gctune.THRESHOLDS
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
