@@ -26,8 +26,12 @@ from qmltest import gctune
 from qmltest.errors import InputError
 
 RETRIES = 1
-GUIDED = 3  # a streamed task takes 1/(GUIDED * workers) of the items left
-MIN_BATCH = 4  # ... but at least this many (4 QCL mutants: ~60 ms against ~6 ms of Dask per task)
+# A streamed task takes 1/(GUIDED * workers) of the items left, but at least MIN_BATCH. Each task
+# costs the client ~2-3 ms of scheduler and gather work, which on a small machine is taken from the
+# workers' cores; measured on QCL's 285 mutants at 2 workers (interleaved runs): 3 and 4 (21 tasks)
+# ran 2-5% slower than 2 and 8 (14 tasks), whose last tasks of 8 mutants (~40 ms) still balance.
+GUIDED = 2
+MIN_BATCH = 8
 BATCHES_PER_WORKER = 8  # enough for the last batches to balance; Dask's ~4 ms per task stays < 1%
 # On a small machine the client's scheduler thread and each worker's sampling profiler took CPU
 # from the tasks (measured: ~1 s of scheduler CPU in a 6 s run on 2 cores); tasks are few and
@@ -288,7 +292,19 @@ def client(where: Plan) -> Iterator[Any]:
         # (earlier runs' garbage collected first) its full collections, 0.2-0.3 s each, one or two
         # per run, scan only what the run allocates
         gctune.settle(collect=True)
-        yield c
+        with _single_threaded_blas():
+            yield c
     finally:
         c.close()
         cluster.close()
+
+
+@contextmanager
+def _single_threaded_blas() -> Iterator[None]:
+    """The client's own BLAS calls on one thread while local workers hold the cores: after each
+    call OpenBLAS's helper threads busy-wait for work (about 0.1 s), and in a 2-worker QCL mutate
+    run that spinning took 0.05-0.07 s of CPU from the workers (measured per thread)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield

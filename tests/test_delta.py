@@ -54,3 +54,17 @@ def test_a_worker_mutant_shares_the_originals_compiled_ops() -> None:
         same = [a is b for a, b in zip(remote.job().ops, mutant.job().ops)]
         kept = [a is b for a, b in zip(original.ir.gates, g.model.ir.gates)]
         assert same[: len(kept)] == kept and kept.count(False) == 1
+
+
+def test_deltas_against_alternating_originals_round_trip() -> None:
+    """`delta_of` keeps the last original's gate index: asking about another original rebuilds it.
+    QCL and ZZFM share no objects, so an index left over from the other model would ship every
+    gate of the mutant (or, with reused ids, the wrong ones)."""
+    models = [artifact.load(f"data/models/{name}") for name in ("qcl-mnist01", "zzfm-su2-iris")]
+    apgc = [op for op in sites.operators("qml", None) if op.name == "APGC"]
+    mutants = [[g.model for g in sites.generate(m, apgc, "directed")[0][:3]] for m in models]
+    for k in range(3):
+        for original, made in zip(models, mutants):
+            d = delta.delta_of(original, made[k])
+            assert sum(isinstance(x, int) for x in d.layers) == len(original.ir.layers) - 1  # one layer changed
+            assert delta.apply(original, d).ir == made[k].ir

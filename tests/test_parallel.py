@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from qmltest_cli.main import app
+from threadpoolctl import threadpool_info
 from typer.testing import CliRunner
 
 from qmltest import parallel
@@ -49,9 +50,17 @@ def test_in_process_and_dask_give_the_same_results_in_order() -> None:
     items = list(range(40))
     local = parallel.run_tasks(_square, {"scale": 3}, items)
     seen: list[int] = []
-    dask = parallel.run_tasks(_square, {"scale": 3}, items, parallel.plan(2), lambda i, r: seen.append(i))
+    blas: list[int] = []
+
+    def on_result(index: int, result: object) -> None:
+        seen.append(index)
+        blas.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+
+    dask = parallel.run_tasks(_square, {"scale": 3}, items, parallel.plan(2), on_result)
     assert local == dask == [float(np.sqrt(3 * i)) for i in items]
     assert sorted(seen) == items  # every result streamed back once
+    # the client's BLAS runs on one thread while local workers hold the cores (see parallel.client)
+    assert blas and set(blas) == {1}
 
 
 def test_later_batches_stream_and_continue_the_indices() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from qmltest.artifact import Model
-from qmltest.ir import Block, Gate, Layer
+from qmltest.ir import Block, Gate, Layer, ModelIR
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,23 @@ class Delta:
     inferred: tuple[str, ...]
 
 
+_INDEX: list = [None, {}, {}, ()]  # the last original's IR and its layer and gate indices by id
+
+
+def _indices(ir: ModelIR) -> tuple[dict[int, int], dict[int, int], tuple[Gate, ...]]:
+    """`ir`'s layers and flat gates by object id, kept for the last IR asked about: a run ships
+    every mutant against one original (rebuilding both maps per mutant was a third of `delta_of`);
+    holding the IR keeps the ids valid."""
+    if _INDEX[0] is not ir:
+        flat = ir.gates
+        layers = {id(layer): i for i, layer in enumerate(ir.layers)}
+        _INDEX[:] = [ir, layers, {id(g): i for i, g in enumerate(flat)}, flat]
+    return _INDEX[1], _INDEX[2], _INDEX[3]
+
+
 def delta_of(original: Model, mutant: Model) -> Delta:
     """The mutant relative to `original` (exact: `apply` gives back an equal model)."""
-    layer_index = {id(layer): i for i, layer in enumerate(original.ir.layers)}
-    gate_index = {id(g): i for i, g in enumerate(original.ir.gates)}
-    flat = original.ir.gates
+    layer_index, gate_index, flat = _indices(original.ir)
 
     def gate_ref(g: Gate) -> int | Gate:
         i = gate_index.get(id(g))
