@@ -11,13 +11,13 @@ so its time is printed beside it but is not a one-core baseline. This machine's 
 +-10% over a minute, so t1 and tk are timed in alternation (TRIALS rounds of one run each, after a
 warm-up) while the cluster idles, and efficiency is given from the best and the median of each.
 Usage:
-    python benchmarks/parallel.py [--per-class N] [WORKERS ...]        (default: 100; 1 2)
+    python benchmarks/parallel.py [--per-class N] [--split S] [--trials T] [WORKERS ...]   (100, test, 5; 1 2)
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -47,13 +47,13 @@ def overhead_per_task(where: parallel.Plan, n: int = 400) -> float:
         return (time.perf_counter() - start) / n
 
 
-def main(counts: list[int], per_class: int) -> None:
+def main(counts: list[int], per_class: int, split: str = "test") -> None:
     from threadpoolctl import threadpool_limits
 
     gctune.settle()  # as the CLI does at start-up, so the in-process baseline runs with the same collector
     model = artifact.load(MODEL)
-    x, y = datasets.select("mnist:test", "test", model.classes, per_class, 0)
-    suite = Data(f"mnist:test[{per_class}]", model.encode(x), label_indices(model, y), x)
+    x, y = datasets.select(f"mnist:{split}", split, model.classes, per_class, 0)
+    suite = Data(f"mnist:{split}[{per_class}]", model.encode(x), label_indices(model, y), x)
     print(f"QML suite on {MODEL}, {len(y)} inputs ({per_class} per class), 1000 shots, 20 repeats")
     opts = pipeline.Options(suite="qml", shots=1000, seed=0)
     base, _ = pipeline.run(model, [suite], opts)  # warm-up: imports and caches
@@ -131,14 +131,17 @@ def guided_sizes(total: int, workers: int) -> list[int]:
     """The batch sizes `parallel.guided_size` gives a stream of `total` items."""
     sizes, left = [], total
     while left > 0:
-        sizes.append(min(left, parallel.guided_size(left, workers)))
+        sizes.append(min(left, parallel.guided_size(left, workers, total=total)))
         left -= sizes[-1]
     return sizes
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    n = 100
-    if args[:1] == ["--per-class"]:
-        n, args = int(args[1]), args[2:]
-    main([int(a) for a in args] or [1, 2], n)
+    parser = argparse.ArgumentParser(description="Scale-out efficiency of one fixed mutate run.")
+    parser.add_argument("workers", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--per-class", type=int, default=100, help="suite inputs per class (default 100)")
+    parser.add_argument("--split", default="test", help="MNIST split the suite is drawn from (all: 500 per class)")
+    parser.add_argument("--trials", type=int, default=TRIALS, help=f"alternating rounds (default {TRIALS})")
+    args = parser.parse_args()
+    TRIALS = args.trials
+    main(args.workers, args.per_class, args.split)

@@ -140,12 +140,18 @@ def batch_size(total: int, workers: int, where: Plan | None = None) -> int:
     return max(1, -(-total // (BATCHES_PER_WORKER * max(1, workers))))
 
 
-def guided_size(remaining: int, workers: int, where: Plan | None = None) -> int:
-    """Items for the next task of a stream: a share of what remains, shrinking to MIN_BATCH, so the
-    last tasks are short and the workers finish together (guided self-scheduling)."""
+def guided_size(remaining: int, workers: int, where: Plan | None = None, total: int | None = None) -> int:
+    """Items for the next task of a stream: a share of what remains, shrinking to a floor, so the
+    last tasks are short and the workers finish together (guided self-scheduling).
+
+    The floor is MIN_BATCH, or less where a stream of `total` items would give each worker fewer
+    than BATCHES_PER_WORKER such tasks: on 16 workers, QCL's 285 mutants made ~2 tasks of 8 per
+    worker, and the last round of them ran with most workers idle (efficiency 0.3, measured)."""
     if where is not None and where.batch:
         return where.batch
-    return max(MIN_BATCH, -(-remaining // (GUIDED * max(1, workers))))
+    workers = max(1, workers)
+    floor = MIN_BATCH if total is None else max(1, min(MIN_BATCH, -(-total // (BATCHES_PER_WORKER * workers))))
+    return max(floor, -(-remaining // (GUIDED * workers)))
 
 
 def run_tasks(
@@ -206,15 +212,18 @@ def run_tasks(
             if later is not None and not where.batch
             else batch_size(len(first), n_workers, where)
         )
-        pending = as_completed([submit(first[i : i + size]) for i in range(0, len(first), size)])
+        # results are fetched by the event loop as tasks finish, not one round trip at a time here:
+        # on 16 workers the client had fallen 0.16 s behind the last task (measured on QCL)
+        pending = as_completed(
+            [submit(first[i : i + size]) for i in range(0, len(first), size)], with_results=True, raise_errors=False
+        )
         for chunk in later(n_workers) if later is not None else ():
             pending.add(submit(indexed(chunk)))
-        for future in pending:
-            try:
-                pairs = future.result()
-            except Exception:  # workers died under this batch more often than Dask retries: run it here
-                pairs = _batch(fn, shared, futures[future])
-            for index, result in pairs:
+        for future, outcome in pending:
+            if future.status != "finished" or not isinstance(outcome, list):
+                # workers died under this batch more often than Dask retries: run it here
+                outcome = _batch(fn, shared, futures[future])
+            for index, result in outcome:
                 done(index, result)
     return results
 

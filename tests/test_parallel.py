@@ -40,6 +40,13 @@ def _dies_once(shared: dict, item: int) -> int:
     return item * item
 
 
+def _dies_off_the_client(shared: dict, item: int) -> int:
+    """Kills every worker process that meets item 5; only the client itself can run it."""
+    if item == 5 and os.getpid() != shared["client"]:
+        os._exit(1)
+    return item * item
+
+
 def _fails_on_three(shared: dict, item: int) -> int:
     if item == 3:
         raise ValueError("bad item")
@@ -88,6 +95,18 @@ def test_a_killed_worker_is_retried_and_the_run_finishes(tmp_path) -> None:
     shared = {"marker": str(tmp_path / "marker")}
     out = parallel.run_tasks(_dies_once, shared, list(range(12)), parallel.plan(2, batch=2))
     assert (tmp_path / "marker").exists()  # a worker really died
+    assert out == [i * i for i in range(12)]
+
+
+def test_a_batch_that_keeps_killing_its_workers_is_run_in_the_client() -> None:
+    """Once Dask gives the batch up (KilledWorker; one allowed failure here, to keep the test short),
+    the client runs it itself and the run still returns every result, in order."""
+    import dask.config
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        out = parallel.run_tasks(
+            _dies_off_the_client, {"client": os.getpid()}, list(range(12)), parallel.plan(2, batch=2)
+        )
     assert out == [i * i for i in range(12)]
 
 

@@ -584,7 +584,8 @@ def _run(
             if remote:
                 time.sleep(0)  # hand the GIL to Dask's event loop (the local scheduler lives here)
             if batch and (
-                cand is None or len(batch) >= parallel.guided_size(total - made_count + len(batch), workers, where)
+                cand is None
+                or len(batch) >= parallel.guided_size(total - made_count + len(batch), workers, where, total)
             ):
                 yield batch
                 batch = []
