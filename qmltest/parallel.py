@@ -47,6 +47,7 @@ QUIET = {
     "distributed.scheduler.active-memory-manager.start": False,
     "distributed.deploy.cluster-repr-interval": "10s",
 }
+WAIT_FOR_WORKERS = 30  # seconds an existing cluster may take to have its first worker
 WARM_MODULES = ("qmltest.mutation.pipeline", "qmltest.fuzz.run", "qmltest.attacks", "qmltest.simulate.noisy")
 
 
@@ -84,16 +85,65 @@ def plan(workers: int | None = 1, cluster: str | None = None, batch: int | None 
     return Plan(workers, cluster, batch)
 
 
-def _warm() -> None:
+def _warm() -> dict[str, str]:
     """Import the heavy modules (qiskit, Aer) on a worker before its first task, not inside it, and
     settle the garbage collector (`qmltest.gctune`): a worker holds ~220k tracked objects after
     these imports, and each full collection rescanned them (0.14 s here, measured as 10-20% of a
-    2-worker QCL mutate run's worker CPU)."""
+    2-worker QCL mutate run's worker CPU). Returns the worker's `_versions()`."""
     import importlib
 
     for name in WARM_MODULES:
         importlib.import_module(name)
     gctune.settle(collect=True)  # a worker of an existing cluster may have run other work before
+    return _versions()
+
+
+def _versions() -> dict[str, str]:
+    """Versions of the libraries a task's numbers depend on (simulation, sampling, statistics)."""
+    import numpy
+    import qiskit
+    import qiskit_aer
+    import scipy
+
+    import qmltest
+
+    return {
+        "qmltest": qmltest.__version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "qiskit": qiskit.__version__,
+        "qiskit-aer": qiskit_aer.__version__,
+    }
+
+
+def _prepare_workers(c: Any, where: Plan) -> None:
+    """Warm every worker and check that it runs the client's versions: a worker that cannot import
+    qmltest, or that has other versions (results would then depend on which worker ran a task), is
+    a set-up error reported in one line. Workers that join the cluster later are not checked."""
+    name = f"--cluster {where.cluster}" if where.cluster else "the local Dask cluster"
+    if where.cluster:
+        try:
+            c.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
+        except TimeoutError:
+            raise InputError(
+                f"{name}: no worker joined within {WAIT_FOR_WORKERS} s; start some with "
+                f"`dask worker {where.cluster} --nthreads 1`"
+            ) from None
+    try:
+        found = c.run(_warm)
+    except Exception as exc:
+        raise InputError(
+            f"{name}: a worker cannot run qmltest's tasks ({type(exc).__name__}: {exc}); "
+            "install qmltest and its dependencies on every worker"
+        ) from None
+    mine = _versions()
+    for worker, theirs in sorted(found.items()):
+        diff = [f"{k} {theirs.get(k)} (here {v})" for k, v in mine.items() if theirs.get(k) != v]
+        if diff:
+            raise InputError(
+                f"{name}: worker {worker} has {', '.join(diff)}; every worker needs the client's versions, "
+                "or results would depend on which worker ran a task"
+            )
 
 
 def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
@@ -271,7 +321,7 @@ def client(where: Plan) -> Iterator[Any]:
         except (OSError, TimeoutError) as exc:
             raise InputError(f"--cluster {where.cluster}: cannot connect ({exc})") from None
         try:
-            c.run(_warm)
+            _prepare_workers(c, where)
             gctune.settle(collect=True)  # as below
             yield c
         finally:
@@ -296,7 +346,7 @@ def client(where: Plan) -> Iterator[Any]:
         raise InputError(f"cannot start a local Dask cluster of {where.workers} workers: {exc}") from None
     c = Client(cluster)
     try:
-        c.run(_warm)  # part of the cluster's start-up: workers import qiskit once, in parallel
+        _prepare_workers(c, where)  # part of the cluster's start-up: workers import qiskit once, in parallel
         # the client hosts the local scheduler's event loop: with Qiskit, Dask and the model frozen
         # (earlier runs' garbage collected first) its full collections, 0.2-0.3 s each, one or two
         # per run, scan only what the run allocates

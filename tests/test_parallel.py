@@ -300,3 +300,34 @@ def test_settle_with_collect_frees_garbage_cycles_instead_of_freezing_them() -> 
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_workers_with_other_versions_are_a_set_up_error(monkeypatch) -> None:
+    """The workers report their own versions; a client that sees others stops with one line."""
+    monkeypatch.setattr(parallel, "_versions", lambda: {"qmltest": "0.0.0", "numpy": np.__version__})
+    with pytest.raises(InputError, match=r"has qmltest .* \(here 0\.0\.0\); every worker needs"):
+        parallel.run_tasks(_square, {"scale": 3}, [1, 2], parallel.plan(2))
+
+
+def test_a_cluster_whose_workers_cannot_import_qmltest_or_that_has_none(monkeypatch) -> None:
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=":0") as cluster:
+        address = cluster.scheduler_address
+        monkeypatch.setattr(parallel, "WAIT_FOR_WORKERS", 1)
+        with pytest.raises(InputError, match="no worker joined within 1 s"):
+            parallel.run_tasks(_square, {"scale": 3}, [1], parallel.plan(cluster=address))
+        # a worker process in which `import qmltest` fails
+        code = (
+            "import sys; sys.modules['qmltest'] = None; "
+            f"sys.argv = ['dask-worker', '{address}', '--nthreads', '1', '--no-nanny', '--no-dashboard']; "
+            "from distributed.cli.dask_worker import main; main()"
+        )
+        worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            monkeypatch.setattr(parallel, "WAIT_FOR_WORKERS", 60)
+            with pytest.raises(InputError, match="a worker cannot run qmltest's tasks .*ModuleNotFoundError"):
+                parallel.run_tasks(_square, {"scale": 3}, [1], parallel.plan(cluster=address))
+        finally:
+            worker.kill()
+            worker.wait()
