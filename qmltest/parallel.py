@@ -17,6 +17,7 @@ runner records it as errored) instead of ending the run.
 from __future__ import annotations
 
 import pickle
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -276,6 +277,53 @@ def run_tasks(
             for index, result in outcome:
                 done(index, result)
     return results
+
+
+def run_feedback(
+    fn: Callable[[Any, Any], Any],
+    shared: Any,
+    start: Callable[[int], list[list[Any]]],
+    where: Plan | None,
+    on_result: Callable[[Any, Any], list[list[Any]]],
+) -> None:
+    """fn(shared, item) for every item of `start(workers)` and of what `on_result(item, result)`
+    returns, until none is left: for runners whose next items depend on earlier results (QuanForge's
+    search rounds). Both return batches of items, each batch one task: the runner knows which items
+    belong together. In-process: one item at a time, first in, first out. On Dask: every batch goes
+    out as soon as it is known, and results are handled as they finish, so on_result must not depend
+    on their order. An item that fails twice gives a TaskError result."""
+    where = where or Plan()
+    if where.local:
+        queue = deque(item for batch in start(1) for item in batch)
+        while queue:
+            item = queue.popleft()
+            result = _batch(fn, shared, [(0, item)])[0][1]
+            queue.extend(new for batch in on_result(item, result) for new in batch)
+        return
+    with _reuse_or_start(where) as dask_client:
+        from distributed import as_completed
+
+        n_workers = max(1, len(dask_client.scheduler_info().get("workers", {})) or where.workers)
+        remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
+        tasks: dict[Any, list[tuple[int, Any]]] = {}
+
+        def submit(batches: list[list[Any]]) -> list[Any]:
+            out = []
+            for items in batches:
+                batch = list(enumerate(items))
+                future = dask_client.submit(_packed, fn, remote, _pack(batch), pure=False, retries=RETRIES + 1)
+                tasks[future] = batch
+                out.append(future)
+            return out
+
+        pending = as_completed(submit(start(n_workers)), with_results=True, raise_errors=False)
+        for future, outcome in pending:
+            batch = tasks.pop(future)
+            if future.status != "finished" or not isinstance(outcome, list):
+                outcome = _batch(fn, shared, batch)  # workers kept dying under it: run it here
+            for index, result in outcome:
+                for new in submit(on_result(batch[index][1], result)):
+                    pending.add(new)
 
 
 _SESSIONS: dict[Plan, Any] = {}

@@ -144,3 +144,29 @@ def test_lconf_suite_scores_above_hconf_on_shipped_qcl() -> None:
     scores = {k: v["mutation_score"] for k, v in res["suites"].items()}
     assert scores["lconf"] > scores["hconf"]
     assert np.isfinite(list(scores.values())).all()
+
+
+def test_resumed_mutants_take_percentage_and_notes_from_their_draw(iris_model, first_run, tmp_path) -> None:
+    """A logged record supplies a mutant's evaluation (a function of its id), not where it was
+    drawn: on workers the first record of a mutant drawn twice can come from either draw, so a
+    record's percentage must not reach the report. Records with a wrong percentage resume to the
+    same report, without simulating anything again."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(first_run / "run", run)
+    log = run / "results.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    changed = 0
+    for rec in records:
+        if "percentage" in rec:
+            rec["percentage"], rec["notes"] = 0.123, ["from another draw"]
+            changed += 1
+    assert changed > 10
+    log.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+    result = runner.invoke(
+        app, ["mutate", str(iris_model), *ARGS, "--out", str(run), "--json", str(tmp_path / "d.json")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (first_run / "a.json").read_bytes() == (tmp_path / "d.json").read_bytes()
+    assert log.read_text().count("\n") == len(records)  # nothing was simulated again

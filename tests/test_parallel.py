@@ -331,3 +331,32 @@ def test_a_cluster_whose_workers_cannot_import_qmltest_or_that_has_none(monkeypa
         finally:
             worker.kill()
             worker.wait()
+
+
+def _chain(shared: dict, item: tuple[int, int]) -> int:
+    """A step of a feedback chain: its result decides the next items (as a search round does)."""
+    if item == (2, 3):
+        raise ValueError("bad step")
+    return item[0] * 100 + item[1] * shared["scale"]
+
+
+def test_feedback_runs_give_the_same_results_in_process_and_on_dask() -> None:
+    """Chains of items whose next items come from each result; every chain runs to its end, a
+    failing item comes back as a TaskError, and the collected results do not depend on the plan."""
+
+    def collect(where: parallel.Plan) -> dict:
+        seen: dict = {}
+
+        def on_result(item: tuple[int, int], result: object) -> list:
+            seen[item] = result if not isinstance(result, parallel.TaskError) else result.message
+            chain, step = item
+            return [[(chain, step + 1)], [(chain, step + 2)]] if step < 3 and step % 2 == 0 else []
+
+        parallel.run_feedback(_chain, {"scale": 7}, lambda k: [[(c, 0) for c in range(4)]], where, on_result)
+        return seen
+
+    local = collect(parallel.plan(1))
+    assert collect(parallel.plan(2)) == local
+    assert local[(2, 3)] == "ValueError: bad step"
+    assert sorted(local) == sorted((c, s) for c in range(4) for s in (0, 1, 2, 3, 4))
+    assert local[(1, 4)] == 100 + 28

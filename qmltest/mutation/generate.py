@@ -5,6 +5,11 @@ falls below tau_RSE or k_max rounds pass (stability checker). An unstable batch 
 i by 1.5x. A stable batch whose mean accuracies differ from the original's (isSetKilled) lowers ub
 and contributes its killable, non-trivial mutants (mutant analyzer); otherwise lb rises. The search
 stops when [lb, ub] no longer changes the number of mutated gates (search bound checker).
+
+`Generator.search` is the algorithm as a coroutine: it yields each stability round's i draws
+(percentage, tag) and takes back the made and evaluated mutants, so a runner can evaluate a round's
+mutants in parallel (`pipeline.generate_search` on Dask); `Generator.run` makes them one by one.
+Every draw is seeded by its tag and every evaluation by its mutant's id, so both give the same search.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Generator as Coroutine
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -114,6 +121,10 @@ class Step:
         return dict(self.__dict__)
 
 
+Search = Coroutine[list[tuple[float, str]], list["Mutant | None"], tuple[list["Mutant"], list["Mutant"], list["Step"]]]
+"""`Generator.search`: yields draws (percentage, tag), is sent their mutants, returns the result."""
+
+
 class Generator:
     """Runs Algorithm 1 for one operator and scope; `cache` maps mutant ids to evaluated mutants."""
 
@@ -135,7 +146,11 @@ class Generator:
         self.records = records if records is not None else {}  # finished mutants of an earlier run
         self.cache: dict[str, Mutant] = {}
         self.on_mutant = on_mutant
-        self.orig_acc = evaluator.original_accuracies(reference)
+
+    @cached_property
+    def orig_acc(self) -> np.ndarray:
+        """The original's accuracy distribution on the reference data (the set-level verdict)."""
+        return self.evaluator.original_accuracies(self.reference)
 
     def make(self, operator: Operator, scope: Scope, percentage: float, tag: str) -> Mutant | None:
         rng = np.random.default_rng(seed_of(self.seed, operator.name, tag))
@@ -151,8 +166,8 @@ class Generator:
         mid = mutant_id(self.original.sha256, operator.name, model.qasm_text)
         if mid in self.cache:
             return self.cache[mid]
-        if mid in self.records:
-            mutant = Mutant.from_record(self.records[mid], model)
+        if mid in self.records:  # its evaluation (a function of its id); percentage and notes are this draw's
+            mutant = replace(Mutant.from_record(self.records[mid], model), percentage=percentage, notes=notes)
         else:
             mutant = Mutant(mid, operator.name, percentage, notes, model)
             self.evaluate(mutant)
@@ -177,7 +192,18 @@ class Generator:
         mutant.nontrivial = stats.is_nontrivial(acc, self.settings.tau_trivial)
 
     def run(self, operator: Operator, scope: Scope, cell: str = "all") -> tuple[list[Mutant], list[Mutant], list[Step]]:
-        """(effective mutants, every mutant generated, search log)."""
+        """(effective mutants, every mutant generated, search log), each draw made here in turn."""
+        search = self.search(operator, scope, cell)
+        try:
+            draws = next(search)
+            while True:
+                draws = search.send([self.make(operator, scope, p, tag) for p, tag in draws])
+        except StopIteration as stop:
+            return stop.value
+
+    def search(self, operator: Operator, scope: Scope, cell: str = "all") -> Search:
+        """Algorithm 1 as a coroutine: yields a stability round's draws (percentage, tag), takes back
+        their mutants (`make`'s results, in order) and returns what `run` returns."""
         s = self.settings
         num_sites = len(operator.sites(self.original.ir, scope))
         lb, ub, i = s.lb, s.ub, s.i
@@ -192,8 +218,8 @@ class Generator:
             k = 0
             while k <= s.k_max and stats.rse([m.mean_accuracy for m in batch if m.status == "ok"]) > s.tau_rse:
                 k += 1
-                for j in range(i):
-                    m = self.make(operator, scope, mid, f"{cell}/{step}/{k}/{j}")
+                made = yield [(mid, f"{cell}/{step}/{k}/{j}") for j in range(i)]
+                for m in made:
                     if m is not None:
                         batch.append(m)
                         generated[m.id] = m

@@ -258,7 +258,8 @@ def generate_search(
     progress: Callable[[int], None],
     where: parallel.Plan | None = None,
 ) -> tuple[list[Candidate], dict]:
-    """QuanForge Algorithm 1 per cell and operator (one task each); effective mutants are scored."""
+    """QuanForge Algorithm 1 per cell and operator; effective mutants are scored. On workers every
+    search runs at once and each stability round's draws are split over the workers."""
     names = list(opts.operators) or list(qf_ops.QUANFORGE)
     for n in names:
         qf_ops.get(n)  # unknown names fail here, not in a worker
@@ -275,17 +276,8 @@ def generate_search(
         for cell, name in items:
             results.append(gen.run(_operator(opts, name), cell.scope, cell.name))
             progress(1)
-    else:  # on workers: a task's mutants are logged when the task comes back
-
-        def done(_: int, result: object) -> None:
-            if not isinstance(result, TaskError):
-                for m in sorted(result[1], key=lambda m: m.id):  # type: ignore[index]
-                    if m.id not in records:
-                        on_mutant(m)
-            progress(1)
-
-        shared = SearchShared(original, reference, evaluator, opts, records)
-        results = parallel.run_tasks(_search_task, shared, items, where, done)
+    else:
+        results = _search_on_workers(original, reference, evaluator, opts, records, items, where, on_mutant, progress)
     table: dict[str, dict] = {cell.name: {} for cell in cells}
     cands: dict[str, Candidate] = {}
     for (cell, name), result in zip(items, results):
@@ -338,12 +330,100 @@ class SearchShared:
     records: dict[str, dict]
 
 
-def _search_task(shared: SearchShared, item: tuple[Cell, str]) -> tuple[list[Mutant], list[Mutant], list[Step]]:
-    """Algorithm 1 for one (cell, operator): pure, seeded by content; finished mutants come from records."""
-    cell, name = item
+def _search_on_workers(
+    original: Model,
+    reference: Data,
+    evaluator: Evaluator,
+    opts: Options,
+    records: dict[str, dict],
+    items: list[tuple[Cell, str]],
+    where: parallel.Plan,
+    on_mutant: Callable[[Mutant], None],
+    progress: Callable[[int], None],
+) -> list[tuple[list[Mutant], list[Mutant], list[Step]]]:
+    """Every (cell, operator) search at once, the draws of each stability round made and evaluated
+    on the workers (issue 13: parallel across operators, cells and the i mutants of a round).
+
+    Each mutant is logged as it comes back. A mutant drawn more than once (the same circuit from
+    two draws) is, in the results, its first draw in the order the in-process run makes them (cell
+    and operator, then draw), whatever order the workers finished in: the same report either way.
+    """
+    gen = Generator(original, reference, evaluator, opts.settings, opts.seed, records)
+    searches = [gen.search(_operator(opts, name), cell.scope, cell.name) for cell, name in items]
+    made: dict[int, list[Mutant | None]] = {}
+    left: dict[int, int] = {}
+    results: dict[int, tuple[list[Mutant], list[Mutant], list[Step]]] = {}
+    first: dict[str, tuple[tuple[int, int], Mutant]] = {}  # id -> (search, draw number), mutant
+    drawn = [0] * len(items)
+    workers = [1]
+
+    def advance(n: int, sent: list[Mutant | None] | None) -> list[list[tuple]]:
+        """Search n's next round as tasks: whole while the searches outnumber the workers (a round
+        trip per task costs more than it balances), else split over the workers left to it."""
+        draws: list[tuple[float, str]] = []
+        while not draws:  # a round of no draws (i = 0) goes straight back
+            try:
+                draws = next(searches[n]) if sent is None else searches[n].send(sent)
+            except StopIteration as stop:
+                results[n] = stop.value
+                progress(1)
+                return []
+            sent = []
+        made[n], left[n] = [None] * len(draws), len(draws)
+        cell, name = items[n]
+        out = [(n, j, drawn[n] + j, cell, name, p, tag) for j, (p, tag) in enumerate(draws)]
+        drawn[n] += len(draws)
+        active = len(items) - len(results)
+        size = -(-len(out) // min(len(out), -(-workers[0] // active)))
+        return [out[k : k + size] for k in range(0, len(out), size)]
+
+    def begin(k: int) -> list[list[tuple]]:
+        workers[0] = k
+        return [batch for n in range(len(items)) for batch in advance(n, None)]
+
+    def on_result(item: tuple, result: object) -> list[list[tuple]]:
+        n, j, number = item[:3]
+        if isinstance(result, TaskError):
+            cell, name = items[n]
+            raise QmlTestError(f"the search for {name} in cell '{cell.name}' failed: {result.message}")
+        m = None
+        if result is not None:
+            m, shipped_delta = result  # type: ignore[misc]
+            if shipped_delta is None:  # not writable as QASM3: incompetent, neither logged nor cached (as in `make`)
+                m.model = original
+            else:
+                m.model = delta_mod.apply(original, shipped_delta)
+                seen = first.get(m.id)
+                if seen is None and m.id not in records:
+                    on_mutant(m)
+                if seen is None or (n, number) < seen[0]:
+                    first[m.id] = ((n, number), m)
+        made[n][j] = m  # type: ignore[assignment]
+        left[n] -= 1
+        return [] if left[n] else advance(n, made.pop(n))
+
+    shared = SearchShared(original, reference, evaluator, opts, records)
+    parallel.run_feedback(_draw_task, shared, begin, where, on_result)
+
+    def canonical(ms: list[Mutant]) -> list[Mutant]:
+        return [first[m.id][1] if m.id in first else m for m in ms]
+
+    return [(canonical(results[n][0]), canonical(results[n][1]), results[n][2]) for n in range(len(items))]
+
+
+def _draw_task(shared: SearchShared, item: tuple) -> tuple[Mutant, delta_mod.Delta | None] | None:
+    """One draw of a search round, made and evaluated: pure, seeded by its tag and its mutant's id.
+    The mutant goes back without its model, which travels as a delta from the original (None: the
+    original itself); a whole model took the client ~3 ms per mutant to unpickle."""
+    _, _, _, cell, name, percentage, tag = item
     o = shared.opts
     gen = Generator(shared.original, shared.reference, shared.evaluator, o.settings, o.seed, shared.records)
-    return gen.run(_operator(o, name), cell.scope, cell.name)
+    m = gen.make(_operator(o, name), cell.scope, percentage, tag)
+    if m is None:
+        return None
+    model = m.model
+    m.model = None  # type: ignore[assignment]
+    return m, None if model is shared.original else delta_mod.delta_of(shared.original, model)
 
 
 def _operator(opts: Options, name: str) -> qf_ops.Operator:
