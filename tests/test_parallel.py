@@ -360,3 +360,58 @@ def test_feedback_runs_give_the_same_results_in_process_and_on_dask() -> None:
     assert local[(2, 3)] == "ValueError: bad step"
     assert sorted(local) == sorted((c, s) for c in range(4) for s in (0, 1, 2, 3, 4))
     assert local[(1, 4)] == 100 + 28
+
+
+def test_search_on_workers_does_not_depend_on_the_order_draws_come_back(monkeypatch) -> None:
+    """Every PSF draw is forced to the same circuit, so one mutant is drawn at every percentage the
+    binary search visits, in two cells. The rounds are handled in a shuffled order (as workers may
+    finish them), yet each search takes the in-process path and the mutant keeps its first draw
+    in the in-process order (cell a, step 0): the report's percentage of a mutant drawn twice."""
+    import random
+
+    from qmltest import artifact
+    from qmltest.data import datasets
+    from qmltest.evaluate import label_indices
+    from qmltest.mutation import operators as qf_ops
+    from qmltest.mutation import pipeline
+    from qmltest.mutation.evaluate import Data, Evaluator
+    from qmltest.mutation.generate import Generator, Settings
+    from qmltest.mutation.scope import Scope
+
+    mutate = qf_ops.PSF.mutate
+    monkeypatch.setattr(
+        qf_ops.PSF, "mutate", lambda self, ir, scope, p, rng: mutate(self, ir, scope, 0.3, np.random.default_rng(0))
+    )
+
+    def shuffled(fn, shared, start, where, on_result) -> None:
+        rng, pool = random.Random(3), [item for batch in start(2) for item in batch]
+        while pool:
+            item = pool.pop(rng.randrange(len(pool)))
+            pool.extend(new for batch in on_result(item, fn(shared, item)) for new in batch)
+
+    monkeypatch.setattr(parallel, "run_feedback", shuffled)
+    model = artifact.load(MODEL)
+    x, y = datasets.select("iris:train", "train", model.classes, 20, 0)
+    ref = Data("ref", model.encode(x), label_indices(model, y), x)
+    opts = pipeline.Options(suite="quanforge", operators=("PSF",), repeats=10, seed=0, settings=Settings(k_max=2))
+    opts = opts.resolved()
+    evaluator = Evaluator(model, opts.repeats, opts.shots, opts.seed, None)
+    items = [(pipeline.Cell(c, Scope()), "PSF") for c in ("a", "b")]
+    gen = Generator(model, ref, evaluator, opts.settings, opts.seed, {})
+    local = [gen.run(pipeline._operator(opts, name), cell.scope, cell.name) for cell, name in items]
+    logged: list[str] = []
+    remote = pipeline._search_on_workers(
+        model, ref, evaluator, opts, {}, items, parallel.plan(2), lambda m: logged.append(m.id), lambda k: None
+    )
+
+    def rows(result: tuple) -> list:
+        effective, generated, log = result
+        return [
+            [(m.id, m.percentage, m.notes, m.status, m.mean_accuracy) for m in ms] for ms in (effective, generated)
+        ] + [[s.to_dict() for s in log]]
+
+    assert [rows(r) for r in remote] == [rows(r) for r in local]
+    percentages = {s["mid"] for r in local for s in (e.to_dict() for e in r[2])}
+    assert len(percentages) > 1  # the search visited several percentages ...
+    assert len({m.id for r in local for m in r[1]}) == 1 == len(set(logged))  # ... and drew one mutant, logged once
+    assert local[0][1][0].percentage == 0.25  # its first draw: cell a, step 0
