@@ -244,37 +244,20 @@ def run_tasks(
                 done(*_batch(fn, shared, [pair])[0])
         return results
     with _reuse_or_start(where) as dask_client:
-        from distributed import as_completed
-
-        n_workers = max(1, len(dask_client.scheduler_info().get("workers", {})) or where.workers)
-        # one object in a list: scattering a dict directly would scatter each of its values apart
-        remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
-        futures: dict[Any, list[tuple[int, Any]]] = {}
-
-        def submit(batch: list[tuple[int, Any]]) -> Any:
-            future = dask_client.submit(_packed, fn, remote, _pack(batch), pure=False, retries=RETRIES + 1)
-            futures[future] = batch
-            return future
-
+        tasks = _OnDask(dask_client, fn, shared, where)
         first = indexed(items)
         # with a stream to follow, `items` need not balance: one task per worker
         size = (
-            -(-len(first) // n_workers)
+            -(-len(first) // tasks.workers)
             if later is not None and not where.batch
-            else batch_size(len(first), n_workers, where)
+            else batch_size(len(first), tasks.workers, where)
         )
-        # results are fetched by the event loop as tasks finish, not one round trip at a time here:
-        # on 16 workers the client had fallen 0.16 s behind the last task (measured on QCL)
-        pending = as_completed(
-            [submit(first[i : i + size]) for i in range(0, len(first), size)], with_results=True, raise_errors=False
-        )
-        for chunk in later(n_workers) if later is not None else ():
-            pending.add(submit(indexed(chunk)))
-        for future, outcome in pending:
-            if future.status != "finished" or not isinstance(outcome, list):
-                # workers died under this batch more often than Dask retries: run it here
-                outcome = _batch(fn, shared, futures[future])
-            for index, result in outcome:
+        for i in range(0, len(first), size):
+            tasks.submit(first[i : i + size])
+        for chunk in later(tasks.workers) if later is not None else ():
+            tasks.submit(indexed(chunk))
+        for _, pairs in tasks.finished():
+            for index, result in pairs:
                 done(index, result)
     return results
 
@@ -301,29 +284,47 @@ def run_feedback(
             queue.extend(new for batch in on_result(item, result) for new in batch)
         return
     with _reuse_or_start(where) as dask_client:
+        tasks = _OnDask(dask_client, fn, shared, where)
+
+        def submit(batches: list[list[Any]]) -> None:
+            for items in batches:
+                tasks.submit(list(enumerate(items)))
+
+        submit(start(tasks.workers))
+        for batch, pairs in tasks.finished():
+            for index, result in pairs:
+                submit(on_result(batch[index][1], result))
+
+
+class _OnDask:
+    """The tasks of one `run_tasks` or `run_feedback` call on a Dask client: the shared state on every
+    worker once, each batch one task (its items a pickled blob), results handed back as they finish."""
+
+    def __init__(self, dask_client: Any, fn: Callable[[Any, Any], Any], shared: Any, where: Plan) -> None:
         from distributed import as_completed
 
-        n_workers = max(1, len(dask_client.scheduler_info().get("workers", {})) or where.workers)
-        remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
-        tasks: dict[Any, list[tuple[int, Any]]] = {}
+        self.client, self.fn, self.shared = dask_client, fn, shared
+        self.workers = max(1, len(dask_client.scheduler_info().get("workers", {})) or where.workers)
+        # one object in a list: scattering a dict directly would scatter each of its values apart
+        self.remote = dask_client.scatter([shared], broadcast=True, hash=False)[0]
+        self.batches: dict[Any, list[tuple[int, Any]]] = {}
+        # results are fetched by the event loop as tasks finish, not one round trip at a time in the
+        # client: on 16 workers the client had fallen 0.16 s behind the last task (measured on QCL)
+        self.pending = as_completed(with_results=True, raise_errors=False)
 
-        def submit(batches: list[list[Any]]) -> list[Any]:
-            out = []
-            for items in batches:
-                batch = list(enumerate(items))
-                future = dask_client.submit(_packed, fn, remote, _pack(batch), pure=False, retries=RETRIES + 1)
-                tasks[future] = batch
-                out.append(future)
-            return out
+    def submit(self, batch: list[tuple[int, Any]]) -> None:
+        future = self.client.submit(_packed, self.fn, self.remote, _pack(batch), pure=False, retries=RETRIES + 1)
+        self.batches[future] = batch
+        self.pending.add(future)
 
-        pending = as_completed(submit(start(n_workers)), with_results=True, raise_errors=False)
-        for future, outcome in pending:
-            batch = tasks.pop(future)
+    def finished(self) -> Iterator[tuple[list[tuple[int, Any]], list[tuple[int, Any]]]]:
+        """(batch, its (index, result) pairs) per task as it finishes, tasks submitted meanwhile
+        included; a batch whose workers died under it more often than Dask retries runs here."""
+        for future, outcome in self.pending:
+            batch = self.batches.pop(future)
             if future.status != "finished" or not isinstance(outcome, list):
-                outcome = _batch(fn, shared, batch)  # workers kept dying under it: run it here
-            for index, result in outcome:
-                for new in submit(on_result(batch[index][1], result)):
-                    pending.add(new)
+                outcome = _batch(self.fn, self.shared, batch)
+            yield batch, outcome
 
 
 _SESSIONS: dict[Plan, Any] = {}

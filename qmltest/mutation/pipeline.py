@@ -355,7 +355,7 @@ def _search_on_workers(
     results: dict[int, tuple[list[Mutant], list[Mutant], list[Step]]] = {}
     first: dict[str, tuple[tuple[int, int], Mutant]] = {}  # id -> (search, draw number), mutant
     drawn = [0] * len(items)
-    workers = [1]
+    workers = 1
 
     def advance(n: int, sent: list[Mutant | None] | None) -> list[list[tuple]]:
         """Search n's next round as tasks: whole while the searches outnumber the workers (a round
@@ -374,11 +374,12 @@ def _search_on_workers(
         out = [(n, j, drawn[n] + j, cell, name, p, tag) for j, (p, tag) in enumerate(draws)]
         drawn[n] += len(draws)
         active = len(items) - len(results)
-        size = -(-len(out) // min(len(out), -(-workers[0] // active)))
+        size = -(-len(out) // min(len(out), -(-workers // active)))
         return [out[k : k + size] for k in range(0, len(out), size)]
 
     def begin(k: int) -> list[list[tuple]]:
-        workers[0] = k
+        nonlocal workers
+        workers = k
         return [batch for n in range(len(items)) for batch in advance(n, None)]
 
     def on_result(item: tuple, result: object) -> list[list[tuple]]:
