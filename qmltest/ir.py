@@ -16,6 +16,8 @@ from qiskit.circuit import ClassicalRegister, Instruction, Parameter, ParameterE
 from qmltest.errors import InputError
 
 LAYER_KINDS = ("feature_map", "ansatz")
+CATEGORY = {True: "rotation", False: "entangling"}
+"""Block category by whether a gate acts on one qubit (`Gate.category`, `blocks_of`)."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Gate:
     @property
     def category(self) -> str:
         """Block category: rotation (1 qubit), entangling (2+ qubits)."""
-        return "rotation" if len(self.qubits) == 1 else "entangling"
+        return CATEGORY[len(self.qubits) == 1]
 
 
 @dataclass(frozen=True)
@@ -99,15 +101,15 @@ def blocks_of(gates: list[Gate]) -> tuple[Block, ...]:
     out: list[Block] = []
     run: list[Gate] = []
     single = False
-    for g in gates:  # the category is inlined: this runs for every changed layer of every mutant
+    for g in gates:  # `Gate.category` inlined: this runs for every changed layer of every mutant
         one = len(g.qubits) == 1
         if run and one is not single:
-            out.append(Block("rotation" if single else "entangling", tuple(run)))
+            out.append(Block(CATEGORY[single], tuple(run)))
             run = []
         single = one
         run.append(g)
     if run:
-        out.append(Block("rotation" if single else "entangling", tuple(run)))
+        out.append(Block(CATEGORY[single], tuple(run)))
     return tuple(out)
 
 
