@@ -10,7 +10,7 @@ from qmltest_cli.common import EXIT_GATE, check_range, command_line, err, handle
 from qmltest_cli.config import with_config
 from rich.table import Table
 
-from qmltest import artifact, parallel, report
+from qmltest import artifact, intervals, parallel, report
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
@@ -58,8 +58,12 @@ def mutate(
     suite: str = typer.Option("quanforge", help="Operator suite: quanforge, qml or classic."),
     operators: str = typer.Option(None, help="Comma-separated operators (default: the whole suite)."),
     strategy: str = typer.Option("", help="search (quanforge), directed or exhaustive (qml, classic)."),
-    criterion: str = typer.Option("", "--criterion", "--killing", help="statistical (GLM + d) or majority."),
-    correction: str = typer.Option("none", help="statistical: none, holm or bh across mutants."),
+    criterion: str = typer.Option(
+        "", "--criterion", "--killing", help="statistical (GLM + d), majority (vote test) or majority-literal."
+    ),
+    correction: str = typer.Option(
+        "", help="none, holm or bh: across mutants (statistical) or inputs (majority; default holm)."
+    ),
     scoring: str = typer.Option("", help="class (QuanForge Eq. 4) or plain (killed/total)."),
     list_only: bool = typer.Option(False, "--list", help="Site strategies: count mutants per operator, run nothing."),
     reference: str = typer.Option("mnist:train", help="search: reference data (Sec. 3.1), name:split or file."),
@@ -84,6 +88,13 @@ def mutate(
     distribution: str = typer.Option("gaussian", help="PF/RGA noise: gaussian, uniform, exponential."),
     scale: float = typer.Option(1.0, help="Noise scale (PF default N(0, 1), Sec. 4.3.2)."),
     seed: int = typer.Option(0, min=0, help="Root seed of every random choice."),
+    null_copies: int = typer.Option(pipeline.NULL_COPIES, help="Identical copies scored as mutants (null control)."),
+    sequential: bool = typer.Option(False, "--sequential", help="Stop sampling a mutant once its verdict is known."),
+    shots_budget: int = typer.Option(
+        None, help="--sequential: most shots per (mutant, input); default 5 x repeats x shots."
+    ),
+    power: float = typer.Option(0.8, help="--sequential: 1 - beta, for deciding 'survived'."),
+    margin: float = typer.Option(0.3, help="--sequential majority: vote-probability drop that survival rules out."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer (slow: density matrices)."),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (resumable)."),
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
@@ -92,6 +103,9 @@ def mutate(
     stryker_out: Path = typer.Option(None, "--stryker", help="Stryker mutation-testing-report JSON."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG beside it)."),
     fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
+    fail_under_lower: bool = typer.Option(
+        False, "--fail-under-lower", help="Gate --fail-under on the score's 95% lower bound, not the estimate."
+    ),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     config: Path = typer.Option(None, "--config", help="Run config TOML ([mutate] table); flags override it."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
@@ -107,6 +121,10 @@ def mutate(
     where = parallel.plan(workers, cluster)
     check_range("--shots", shots, 1, 10**8)
     check_range("--repeats", repeats, 2, 10_000)
+    check_range("--null-copies", null_copies, 1, 10**6)
+    check_range("--shots-budget", shots_budget, 1, 10**12)
+    if fail_under is not None:
+        check_range("--fail-under", fail_under, 0.0, 1.0)
     check_range("--k-max", k_max, 1, 1000)
     check_range("--batch", batch, 1, 10_000)
     check_range("--per-class", test_per_class, 1, 10**7)
@@ -129,6 +147,11 @@ def mutate(
         settings=settings,
         distribution=distribution,
         scale=scale,
+        null_copies=null_copies,
+        sequential=sequential,
+        shots_budget=shots_budget,
+        power=power,
+        margin=margin,
     ).resolved()
     if list_only:
         if opts.strategy == "search":
@@ -174,9 +197,22 @@ def mutate(
         html_mutation.write(result, out_dir, html_out)
     if not quiet and str(json_out) != "-":
         render(result, timing)
-    low = [n for n, s in result["suites"].items() if fail_under is not None and (s["mutation_score"] or 0) < fail_under]
+    for line in result["warnings"]:
+        err.print(f"warning: {line}", markup=False)
+    if fail_under is not None:
+        gate(result, fail_under, fail_under_lower)
+
+
+def gate(result: dict, bar: float, lower: bool) -> None:
+    """Exit 1 when a suite's score (or its 95% lower bound) is below the bar, naming the value."""
+    low = []
+    for name, s in result["suites"].items():
+        interval = s.get("mutation_score_interval")
+        value = (interval[0] if interval else 0.0) if lower else (s["mutation_score"] or 0.0)
+        if value < bar:
+            low.append(f"{name} {'lower bound ' if lower else ''}{value:.4f}")
     if low:
-        err.print(f"mutation score below {fail_under}: {', '.join(low)}", markup=False)
+        err.print(f"mutation score below {bar}: {', '.join(low)}", markup=False)
         raise typer.Exit(EXIT_GATE)
 
 
@@ -218,18 +254,25 @@ def render(result: dict, timing: dict) -> None:
                 )
         out.print(t)
     t = Table(title=f"{meta['options']['suite']} mutants ({meta['options']['strategy']}, {meta['criterion']} killing)")
-    for col in ("operator", "killed", "survived", "equivalent", "incompetent", "other"):
+    kinds = ("killed", "survived", "undecided", "equivalent", "incompetent")
+    for col in ("operator",) + kinds + ("other",):
         t.add_column(col, justify="left" if col == "operator" else "right")
     for op, counts in result["operators"].items():
-        other = sum(v for k, v in counts.items() if k not in ("killed", "survived", "equivalent", "incompetent"))
-        t.add_row(op, *(str(counts.get(k, 0)) for k in ("killed", "survived", "equivalent", "incompetent")), str(other))
+        other = sum(v for k, v in counts.items() if k not in kinds)
+        t.add_row(op, *(str(counts.get(k, 0)) for k in kinds), str(other))
     out.print(t)
-    st = Table(title=f"test suites ({meta['scoring']} mutation score)")
-    for col in ("suite", "inputs", "scored mutants", "score", "null-control kill rate"):
+    st = Table(title=f"test suites ({meta['scoring']} mutation score, 95% intervals)")
+    for col in ("suite", "inputs", "scored mutants", "undecided", "score", "null-control kill rate"):
         st.add_column(col)
     for name, s in result["suites"].items():
+        null = s["null_control"]
         st.add_row(
-            name, str(s["inputs"]), str(s["scored_mutants"]), pct(s["mutation_score"]), pct(s["null_control_kill_rate"])
+            name,
+            str(s["inputs"]),
+            str(s["scored_mutants"]),
+            str(s["undecided"]),
+            intervals.fmt(s["mutation_score"], s["mutation_score_interval"], percent=True),
+            intervals.fmt(null["rate"], null["interval"], percent=True) + f" of {null['copies']}",
         )
     out.print(st)
     out.print(

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import handle_errors, out, write_output
 
+from qmltest import intervals
 from qmltest import report as report_io
 from qmltest.errors import InputError
 from qmltest.mutation import pipeline
@@ -29,7 +30,9 @@ def report(
     source: Path = typer.Argument(..., help="A run folder (mutate --out, fuzz --out) or a report JSON file."),
     html_out: Path = typer.Option(None, "--html", help="Write the HTML report to this folder."),
     json_out: Path = typer.Option(None, "--json", help="Write the (re-decided) JSON report ('-' for stdout)."),
-    criterion: str = typer.Option(None, help="Mutation runs: judge again with statistical or majority."),
+    criterion: str = typer.Option(
+        None, help="Mutation runs: judge again with statistical, majority or majority-literal."
+    ),
     correction: str = typer.Option(None, help="Mutation runs: none, holm or bh."),
     scoring: str = typer.Option(None, help="Mutation runs: class or plain."),
 ) -> None:
@@ -63,9 +66,12 @@ def report(
         out.print(f"wrote {html_out / 'index.html'}", markup=False)
     if mutation_summary := (data.get("suites") if fmt.startswith("qmltest.mutation/") else None):
         for name, s in mutation_summary.items():
-            score = "-" if s["mutation_score"] is None else f"{100 * s['mutation_score']:.2f}%"
+            score = intervals.fmt(s["mutation_score"], s.get("mutation_score_interval"), percent=True)
+            null = s["null_control"]
             out.print(
-                f"{name}: {data['meta']['scoring']} mutation score {score} ({data['meta']['criterion']})", markup=False
+                f"{name}: {data['meta']['scoring']} mutation score {score} ({data['meta']['criterion']}); "
+                f"identical copies killed {intervals.fmt(null['rate'], null['interval'], percent=True)}",
+                markup=False,
             )
 
 

@@ -60,7 +60,7 @@ def first_run(iris_model, tmp_path_factory):
 
 def test_report_fields_and_saved_mutants(first_run) -> None:
     report = json.loads((first_run / "a.json").read_text())
-    assert report["meta"]["format"] == "qmltest.mutation/2"
+    assert report["meta"]["format"] == "qmltest.mutation/3"
     assert set(report["generation"]["cells"]["all"]) == {"PSF", "RGD"}
     assert "iris:test" in report["suites"]
     suite = report["suites"]["iris:test"]

@@ -109,7 +109,7 @@ def test_every_strategy_under_every_criterion_gives_one_schema(runs) -> None:
     first = next(iter(shapes.values()))
     assert all(s == first for s in shapes.values())
     for (_, criterion), r in out.items():
-        assert r["meta"]["format"] == "qmltest.mutation/2" and r["meta"]["criterion"] == criterion
+        assert r["meta"]["format"] == "qmltest.mutation/3" and r["meta"]["criterion"] == criterion
         suite = r["suites"]["iris:test"]
         assert suite["scored_mutants"] == sum(m["status"] in ("killed", "survived") for m in r["mutants"])
         assert 0 <= suite["null_control_kill_rate"] <= 0.2  # identical copies are (almost) never killed

@@ -63,7 +63,7 @@ def test_readme_worked_example(tmp_path):
     cover = json.loads((tmp_path / "work/cover.json").read_text())
     assert 0 < cover["totals"]["ksc"] <= 100
     mutation = json.loads((tmp_path / "work/mutation.json").read_text())
-    assert mutation["meta"]["format"] == "qmltest.mutation/2" and mutation["meta"]["criterion"] == "majority"
+    assert mutation["meta"]["format"] == "qmltest.mutation/3" and mutation["meta"]["criterion"] == "majority"
     suite = mutation["suites"]["iris:test"]
     assert suite["scored_mutants"] == sum(m["status"] in ("killed", "survived") for m in mutation["mutants"]) > 0
     assert 0.0 <= mutation["mutation_score"] == suite["plain_score"] <= 1.0

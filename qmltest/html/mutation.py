@@ -1,5 +1,5 @@
 """The mutation report as HTML: scores per suite and operator, sensitivity over the circuit, the kill
-matrix and every surviving mutant's QASM diff; built from a `qmltest.mutation/2` report and its run
+matrix and every surviving mutant's QASM diff; built from a `qmltest.mutation/3` report and its run
 folder (for the QASM texts), never from live objects."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qmltest import intervals
 from qmltest.html import page, plots
 
 MAX_DIFFS = 200
@@ -73,9 +74,10 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
             s["correctly_classified"],
             s["scored_mutants"],
             s["killed"],
-            page.pct(s["class_score"]),
-            page.pct(s["plain_score"]),
-            page.pct(s["null_control_kill_rate"]),
+            s["undecided"],
+            intervals.fmt(s["mutation_score"], s["mutation_score_interval"], percent=True),
+            intervals.fmt(s["null_control"]["rate"], s["null_control"]["interval"], percent=True)
+            + f" of {s['null_control']['copies']} copies",
         ]
         for n, s in suites.items()
     ]
@@ -86,9 +88,9 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
             "correct",
             "scored mutants",
             "killed",
-            "class score (Eq. 4)",
-            "plain score",
-            "null control",
+            "undecided",
+            f"{meta['scoring']} score [95% interval]",
+            f"null control ({meta['criterion']}) [95% interval]",
         ],
         rows,
     )

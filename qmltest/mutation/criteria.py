@@ -8,9 +8,18 @@ re-decide without simulating):
   per class (class-level score, Eq. 4) and on the whole suite (plain score). With ``holm`` or
   ``bh`` the p-values of one suite's family (every mutant, per class or overall) are adjusted
   first (statsmodels' multipletests: Holm step-down or Benjamini-Hochberg FDR).
-- ``majority`` (efficient-QML paper Sec. IV-B): on the inputs the original classifies correctly, a
-  mutant is killed when the majority of its shots mispredicts any of them; a class is killed when
-  one of its inputs is.
+- ``majority`` (efficient-QML paper Sec. IV-B, as a test; `votes`): on the inputs the original
+  classifies correctly, the mutant's R majority votes of S shots are right k_i times; p_i =
+  P(Binomial(R, w_i) <= k_i) with w_i the original's exact chance of a right vote; killed when Holm
+  (default) or BH over the inputs rejects any p_i at alpha; a class is killed when one of its
+  rejected inputs is. Identical copies are killed at most alpha.
+- ``majority-literal`` (the paper's rule as written): killed when one majority vote of S shots
+  mispredicts any correctly classified input. Near-boundary inputs flip by shot noise alone, so
+  identical copies are often killed: the null control prints that rate beside the score.
+
+With ``--sequential`` the evidence carries each criterion's sequential decision (`sequential`):
+killed, survived or undecided (the shot budget ran out first); undecided mutants are counted apart
+from the score.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import math
 
 import numpy as np
 
-CRITERIA = ("statistical", "majority")
+CRITERIA = ("statistical", "majority", "majority-literal")
 CORRECTIONS = ("none", "holm", "bh")
 SCORINGS = ("class", "plain")
 
@@ -60,11 +69,14 @@ def decide(
     family of an adjustment never depends on evaluation order.
     """
     ids = sorted(evidence)
-    if criterion == "majority":
+    if any("sequential" in evidence[m] for m in ids) and criterion != "majority-literal":
+        return {m: _sequential(evidence[m], labels, classes, criterion) for m in ids}
+    if criterion in ("majority", "majority-literal"):
         out = {}
         for mid in ids:
-            ev = evidence[mid]
-            by = list(ev["killed_by"])
+            by = (
+                _literal(evidence[mid]) if criterion == "majority-literal" else _votes(evidence[mid], alpha, correction)
+            )
             hit = sorted({int(labels[i]) for i in by})
             out[mid] = {"killed": bool(by), "killed_classes": [classes[c] for c in hit], "killed_by": by}
         return out
@@ -87,16 +99,66 @@ def decide(
     return out
 
 
+def _literal(ev: dict) -> list[int]:
+    return list(ev["killed_by"])
+
+
+def _votes(ev: dict, alpha: float, correction: str) -> list[int]:
+    """Suite indices whose vote test rejects after the correction over the family of correct
+    inputs (stored p-values are those below 1; the rest of the family has p = 1)."""
+    from qmltest.mutation import votes
+
+    v = ev["votes"]
+    stored = sorted(v["p"].items(), key=lambda kv: int(kv[0]))
+    p = np.ones(max(int(v["family"]), len(stored)))
+    p[: len(stored)] = [float(x) for _, x in stored]
+    hit = votes.rejected(p, alpha, correction)[: len(stored)]
+    return [int(stored[j][0]) for j in np.flatnonzero(hit)]
+
+
+def _sequential(ev: dict, labels: np.ndarray, classes: list, criterion: str) -> dict:
+    """A verdict from a sequential decision: killed, survived or undecided."""
+    seq = ev["sequential"]
+    if criterion == "majority":
+        m = seq["majority"]
+        hit = sorted({int(labels[i]) for i in m["inputs"]})
+        undecided = m["status"] == "undecided"
+        return {
+            "killed": m["status"] == "killed",
+            "killed_classes": [classes[c] for c in hit],
+            "killed_by": list(m["inputs"]),
+            "undecided_overall": undecided,
+            "undecided_classes": undecided,
+            "shots": m["shots"],
+        }
+    st = seq["statistical"]
+    per = st["classes"]
+    hit = [c for c in sorted(per, key=int) if per[c]["status"] == "killed"]
+    return {
+        "killed": st["all"]["status"] == "killed",
+        "killed_classes": [classes[int(c)] for c in hit],
+        "killed_by": [],
+        "undecided_overall": st["all"]["status"] == "undecided",
+        "undecided_classes": not hit and any(v["status"] == "undecided" for v in per.values()),
+        "shots": st["shots"],
+    }
+
+
 def _p(pair: list) -> float:
     return math.nan if pair[0] is None else float(pair[0])
 
 
-def scores(verdicts: dict[str, dict], num_classes: int) -> dict[str, float | None]:
-    """Class-level score (Eq. 4: killed classes / (|M| C)) and plain killed / total over scored mutants."""
-    n = len(verdicts)
-    if n == 0:
-        return {"class": None, "plain": None}
+def counts(verdicts: dict[str, dict], num_classes: int) -> dict[str, tuple[int, int]]:
+    """(successes, trials) behind each score: class-level (Eq. 4: killed classes over |M| C) and
+    plain (killed over |M|), over decided mutants (an undecided one is counted apart)."""
+    cls = [v for v in verdicts.values() if not v.get("undecided_classes")]
+    plain = [v for v in verdicts.values() if not v.get("undecided_overall")]
     return {
-        "class": sum(len(v["killed_classes"]) for v in verdicts.values()) / (n * num_classes),
-        "plain": sum(v.get("killed_overall", v["killed"]) for v in verdicts.values()) / n,
+        "class": (sum(len(v["killed_classes"]) for v in cls), len(cls) * num_classes),
+        "plain": (sum(bool(v.get("killed_overall", v["killed"])) for v in plain), len(plain)),
     }
+
+
+def scores(verdicts: dict[str, dict], num_classes: int) -> dict[str, float | None]:
+    """Class-level score (Eq. 4) and plain killed / total over decided, scored mutants."""
+    return {k: (a / n if n else None) for k, (a, n) in counts(verdicts, num_classes).items()}

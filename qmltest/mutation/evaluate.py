@@ -59,6 +59,7 @@ class Evaluator:
         self.shots = shots
         self.seed = seed
         self._orig_probs: dict[str, np.ndarray] = {}
+        self._orig_win: dict[str, tuple[np.ndarray, bool]] = {}
         self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
@@ -104,7 +105,13 @@ class Evaluator:
         return self._orig_probs[key]
 
     def accuracies(
-        self, probs: np.ndarray, data: Data, key: str, mask: np.ndarray | None = None, matrix: np.ndarray | None = None
+        self,
+        probs: np.ndarray,
+        data: Data,
+        key: str,
+        mask: np.ndarray | None = None,
+        matrix: np.ndarray | None = None,
+        repeats: int | None = None,
     ) -> np.ndarray:
         """Seeded accuracy distribution; `matrix` is the readout of the model that made `probs`
         (a remove-measure mutant reads out fewer qubits than the original)."""
@@ -112,10 +119,28 @@ class Evaluator:
         sel = slice(None) if mask is None else mask
         rng = np.random.default_rng(seed_of(self.seed, key, data.name))
         cmat = m.readout_matrix if matrix is None else matrix
-        return stats.accuracy_distribution(probs[sel], data.y[sel], cmat, m.num_classes, self.repeats, self.shots, rng)
+        n = self.repeats if repeats is None else repeats
+        return stats.accuracy_distribution(probs[sel], data.y[sel], cmat, m.num_classes, n, self.shots, rng)
 
-    def original_accuracies(self, data: Data, mask: np.ndarray | None = None, tag: str = "all") -> np.ndarray:
-        return self.accuracies(self.original_probs(data), data, f"original/{tag}", mask)
+    def original_accuracies(
+        self, data: Data, mask: np.ndarray | None = None, tag: str = "all", repeats: int | None = None
+    ) -> np.ndarray:
+        return self.accuracies(self.original_probs(data), data, f"original/{tag}", mask, repeats=repeats)
+
+    def original_win(self, data: Data, idx: np.ndarray) -> tuple[np.ndarray, bool]:
+        """(w, exact): the original's chance that one majority vote of `shots` shots is right, on
+        the inputs `idx` (the majority criterion's reference, `votes.win_probability`); cached per
+        data set, and computed in the client before the tasks go out."""
+        from qmltest.mutation import votes
+
+        key = f"{data.fingerprint}/{len(idx)}"
+        if key not in self._orig_win:
+            probs = self.original_probs(data)[idx]
+            rng = np.random.default_rng(seed_of(self.seed, "original-votes", data.name))
+            self._orig_win[key] = votes.original_win(
+                probs, self.original.readout_matrix, data.y[idx], self.original.predict, self.shots, rng
+            )
+        return self._orig_win[key]
 
     def mutant_probs(self, mutant: Model, data: Data) -> tuple[np.ndarray | None, str]:
         """(probabilities, status): status is ok, equivalent or incompetent (the mutant cannot run)."""

@@ -6,7 +6,7 @@
 - Evidence: each scored mutant is evaluated once per test suite and both kinds of evidence are kept
   (GLM p-value and Cohen's d per class and overall; the correctly classified inputs it mispredicts
   under a majority of shots), so any strategy works with any criterion (`criteria`).
-- Report ``qmltest.mutation/2`` (`build_report`, a pure function of the stored rows): meta (versions,
+- Report ``qmltest.mutation/3`` (`build_report`, a pure function of the stored rows): meta (versions,
   seed, command line, options), generation tables, per suite / operator / cell scores, the kill
   matrix, the null control (identical copies judged by the same criterion) and every mutant.
 
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import artifact, parallel, report
+from qmltest import artifact, intervals, parallel, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
-from qmltest.mutation import criteria, sites, stats
+from qmltest.mutation import criteria, sequential, sites, stats, votes
 from qmltest.mutation import delta as delta_mod
 from qmltest.mutation import operators as qf_ops
 from qmltest.mutation.evaluate import Data, Evaluator, seed_of
@@ -38,10 +38,11 @@ from qmltest.mutation.scope import Scope
 from qmltest.parallel import TaskError
 from qmltest.splice import Splicer
 
-FORMAT = "qmltest.mutation/2"
+FORMAT = "qmltest.mutation/3"
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
 STRATEGIES = ("search", "directed", "exhaustive")
-NULL_COPIES = 50
+NULL_COPIES = 200
+DEFAULT_CORRECTION = {"statistical": "none", "majority": "holm", "majority-literal": "none"}
 DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' own settings)
     "quanforge": ("search", "statistical", "class"),
     "qml": ("directed", "majority", "plain"),
@@ -65,7 +66,7 @@ class Options:
     operators: tuple[str, ...] = ()
     strategy: str = ""
     criterion: str = ""
-    correction: str = "none"
+    correction: str = ""
     scoring: str = ""
     shots: int | None = 1000
     repeats: int = 20
@@ -73,6 +74,20 @@ class Options:
     settings: Settings = field(default_factory=Settings)
     distribution: str = "gaussian"
     scale: float = 1.0
+    null_copies: int = NULL_COPIES
+    sequential: bool = False
+    shots_budget: int | None = None  # sequential: most shots per (mutant, input); default 5 x repeats x shots
+    power: float = 0.8  # sequential: 1 - beta, the chance a mutant at the effect / margin is not survived
+    margin: float = 0.3  # sequential majority: the vote-probability drop survival must rule out
+
+    @property
+    def max_repeats(self) -> int:
+        """Repeats at the sequential design's last look (the fixed design's repeats otherwise)."""
+        if not self.sequential:
+            return self.repeats
+        if self.shots_budget is None:
+            return 5 * self.repeats
+        return max(2, self.shots_budget // (self.shots or 1))
 
     def resolved(self) -> Options:
         """Defaults by operator suite filled in, every choice validated (one clear error)."""
@@ -85,6 +100,8 @@ class Options:
             criterion=self.criterion or criterion,
             scoring=self.scoring or scoring,
         )
+        if out.criterion in criteria.CRITERIA:
+            out = replace(out, correction=out.correction or DEFAULT_CORRECTION[out.criterion])
         if out.strategy not in STRATEGIES:
             raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got '{out.strategy}'")
         if (out.strategy == "search") != (out.suite == "quanforge"):
@@ -103,6 +120,25 @@ class Options:
             raise InputError(f"--shots must be positive, got {out.shots}")
         if out.repeats < 2:
             raise InputError(f"--repeats must be at least 2 (a distribution), got {out.repeats}")
+        if out.null_copies < 1:
+            raise InputError(f"--null-copies must be at least 1, got {out.null_copies}")
+        if out.sequential:
+            if out.shots is None:
+                raise InputError("--sequential draws shots: it does not apply with --exact")
+            if out.shots_budget is not None and out.shots_budget < 2 * out.shots:
+                raise InputError(
+                    f"--shots-budget must allow at least 2 predictions of {out.shots} shots, got {out.shots_budget}"
+                )
+            if out.criterion == "statistical" and out.correction != "none":
+                raise InputError("--sequential decides each mutant on its own: --correction must be none")
+            if out.criterion == "majority-literal":
+                raise InputError("--sequential applies to the statistical and majority criteria")
+            if not 0 < out.power < 1:
+                raise InputError(f"--power must be in (0, 1), got {out.power}")
+            if not 0 < out.margin < 1:
+                raise InputError(f"--margin must be in (0, 1), got {out.margin}")
+        elif out.shots_budget is not None:
+            raise InputError("--shots-budget applies to --sequential runs")
         return out
 
     def to_dict(self) -> dict:
@@ -513,23 +549,33 @@ def correct_mask(original: Model, evaluator: Evaluator, suite: Data) -> np.ndarr
 
 
 def evidence_for(cand: Candidate, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:
-    """Both kinds of kill evidence of one mutant on one suite (or its incompetence)."""
+    """Every criterion's kill evidence of one mutant on one suite (or its incompetence): the
+    statistical (p, d) pairs, the vote p-values of the majority criterion, one literal vote per
+    input (majority-literal) and, with --sequential, each criterion's sequential decision."""
     assert cand.model is not None
     probs, status = evaluator.mutant_probs(cand.model, suite)
     if probs is None:
         return {"status": status}
     matrix = cand.model.readout_matrix
-    acc = evaluator.accuracies(probs, suite, cand.id, None, matrix)
-    base = evaluator.original_accuracies(suite, None, f"vs/{cand.id}")
-    overall = stats.is_killed(base, acc, opts.settings.alpha, opts.settings.effect)
-    per_class = {}
+    reps = opts.max_repeats
+    acc = evaluator.accuracies(probs, suite, cand.id, None, matrix, repeats=reps)
+    base = evaluator.original_accuracies(suite, None, f"vs/{cand.id}", repeats=reps)
+    R = opts.repeats
+    overall = stats.is_killed(base[:R], acc[:R], opts.settings.alpha, opts.settings.effect)
+    per_class, class_acc = {}, {}
     for c in sorted({int(v) for v in suite.y}):
         mask = suite.y == c
-        a = evaluator.accuracies(probs, suite, f"{cand.id}/class{c}", mask, matrix)
-        b = evaluator.original_accuracies(suite, mask, f"vs/{cand.id}/class{c}")
-        v = stats.is_killed(b, a, opts.settings.alpha, opts.settings.effect)
+        a = evaluator.accuracies(probs, suite, f"{cand.id}/class{c}", mask, matrix, repeats=reps)
+        b = evaluator.original_accuracies(suite, mask, f"vs/{cand.id}/class{c}", repeats=reps)
+        class_acc[str(c)] = (b, a)
+        v = stats.is_killed(b[:R], a[:R], opts.settings.alpha, opts.settings.effect)
         per_class[str(c)] = [_finite(v.p_value), _finite(v.effect_size)]
     idx = np.flatnonzero(correct)
+    w0, exact = evaluator.original_win(suite, idx)
+    rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "votes"))
+    right = votes.model_votes(probs[idx], matrix, suite.y[idx], cand.model.predict, opts.shots, reps, rng)
+    k = right[:R].sum(axis=0)
+    pv = votes.pvalues(k, R, w0)
     if opts.shots is None:
         pred = cand.model.predict(probs[idx])
     else:
@@ -537,17 +583,55 @@ def evidence_for(cand: Candidate, suite: Data, correct: np.ndarray, evaluator: E
 
         rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "majority"))
         pred = cand.model.predict(engine.sample_counts(probs[idx], opts.shots, rng))
-    return {
+    ev = {
         "status": "equivalent" if status == "equivalent" else "ok",
         "stat": {"all": [_finite(overall.p_value), _finite(overall.effect_size)], "classes": per_class},
-        "mean_accuracy": round(float(np.mean(acc)), 6),
+        "mean_accuracy": round(float(np.mean(acc[:R])), 6),
+        "votes": {
+            "repeats": R,
+            "family": int(len(idx)),
+            "exact": bool(exact),
+            "p": {str(int(i)): float(p) for i, p in zip(idx, pv) if p < 1.0},
+        },
         "killed_by": [int(i) for i in idx[pred != suite.y[idx]]],
+    }
+    if opts.sequential:
+        ev["sequential"] = sequential_evidence(opts, right, w0, idx, base, acc, class_acc, len(suite.y))
+    return ev
+
+
+def sequential_evidence(
+    opts: Options,
+    right: np.ndarray,
+    w0: np.ndarray,
+    idx: np.ndarray,
+    base: np.ndarray,
+    acc: np.ndarray,
+    class_acc: dict[str, tuple[np.ndarray, np.ndarray]],
+    inputs: int,
+) -> dict:
+    """Both criteria decided sequentially (`sequential`), with the shots each used on the mutant."""
+    looks = sequential.schedule(opts.max_repeats)
+    s = opts.settings
+    beta = 1.0 - opts.power
+    shots = opts.shots or 0
+    correction = opts.correction if opts.criterion == "majority" else DEFAULT_CORRECTION["majority"]
+    maj = sequential.majority(right, w0, looks, s.alpha, beta, opts.margin, correction)
+    maj["inputs"] = [int(idx[j]) for j in maj["inputs"]]
+    maj["shots"] = maj["repeats"] * shots * int(len(idx))
+    overall = sequential.statistical(base, acc, looks, s.alpha, beta, s.effect)
+    classes = {c: sequential.statistical(b, a, looks, s.alpha, beta, s.effect) for c, (b, a) in class_acc.items()}
+    used = max([overall["repeats"]] + [v["repeats"] for v in classes.values()])
+    return {
+        "looks": looks,
+        "majority": maj,
+        "statistical": {"all": overall, "classes": classes, "shots": used * shots * inputs},
     }
 
 
-def null_copies(original: Model) -> list[Candidate]:
-    """NULL_COPIES identical copies of the original, evaluated like mutants (the null control)."""
-    return [Candidate(f"null{r:02d}", "null", "", "", original, "scored") for r in range(NULL_COPIES)]
+def null_copies(original: Model, count: int = NULL_COPIES) -> list[Candidate]:
+    """`count` identical copies of the original, evaluated like mutants (the null control)."""
+    return [Candidate(f"null{r:03d}", "null", "", "", original, "scored") for r in range(count)]
 
 
 def null_evidence(copies: list[Candidate], results: list[object], suites: list[Data]) -> dict[str, dict]:
@@ -612,6 +696,10 @@ def _run(
         "seed": opts.seed,
         "shots": opts.shots,
         "repeats": opts.repeats,
+        "null_copies": opts.null_copies,
+        "sequential": None
+        if not opts.sequential
+        else {"budget": opts.max_repeats, "power": opts.power, "margin": opts.margin, "correction": opts.correction},
         "noise": None if noise is None else getattr(noise, "sha256", None),
         "data": {s.name: s.fingerprint for s in suites + ([reference] if reference is not None else [])},
     }
@@ -621,7 +709,9 @@ def _run(
     started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
     shared = EvalShared(evaluator, tuple(suites), masks, opts)
-    copies = null_copies(original)
+    for s in suites:  # the majority criterion's reference, computed once here rather than per worker
+        evaluator.original_win(s, np.flatnonzero(masks[s.name]))
+    copies = null_copies(original, opts.null_copies)
     remote = where is not None and not where.local  # mutants travel as deltas only to workers
     null_results: dict[int, object] = {}
     cands: list[Candidate] = []
@@ -797,19 +887,15 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         for v in verdicts.values():  # 'killed' follows the scoring; the whole-suite verdict is kept beside it
             v["killed_overall"] = v["killed"]
             v["killed"] = bool(v["killed_classes"]) if scoring == "class" else v["killed_overall"]
+            v["undecided"] = bool(v.get("undecided_classes" if scoring == "class" else "undecided_overall"))
         verdicts_by_suite[name] = verdicts
         null = criteria.decide(data["null"][name], labels, classes, criterion, correction, alpha, effect)
-        s = criteria.scores(verdicts, num_classes)
+        for v in null.values():
+            v["killed_overall"] = v["killed"]
         present = len(set(info["labels"]))
-        null_rate = (
-            (
-                sum(len(v["killed_classes"]) for v in null.values()) / (len(null) * max(present, 1))
-                if scoring == "class"
-                else sum(v["killed"] for v in null.values()) / len(null)
-            )
-            if null
-            else None
-        )
+        null_control = null_summary(null, scoring, present, alpha)
+        s = criteria.scores(verdicts, num_classes)
+        k, n = criteria.counts(verdicts, num_classes)[scoring]
         per_op: dict[str, dict] = {}
         per_cell: dict[str, dict] = {}
         for m in scored:
@@ -817,7 +903,12 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
             if v is None:
                 continue
             for key, table in ((m["operator"], per_op), (m["cell"], per_cell)):
-                row = table.setdefault(key, {"total": 0, "killed": 0, "killed_overall": 0, "killed_classes": 0})
+                row = table.setdefault(
+                    key, {"total": 0, "killed": 0, "killed_overall": 0, "killed_classes": 0, "undecided": 0}
+                )
+                if v["undecided"]:
+                    row["undecided"] += 1
+                    continue
                 row["total"] += 1
                 row["killed"] += int(v["killed"])
                 row["killed_overall"] += int(v["killed_overall"])
@@ -825,18 +916,26 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
             matrix_rows[m["id"]].append(int(v["killed"]))
         for table in (per_op, per_cell):
             for row in table.values():
-                row["class_score"] = row["killed_classes"] / (row["total"] * num_classes)
-                row["plain_score"] = row["killed_overall"] / row["total"]
+                t = row["total"]
+                row["class_score"] = row["killed_classes"] / (t * num_classes) if t else None
+                row["plain_score"] = row["killed_overall"] / t if t else None
                 row["mutation_score"] = row[f"{scoring}_score"]
+                hits, trials = (row["killed_classes"], t * num_classes) if scoring == "class" else (row["killed"], t)
+                row["interval"] = intervals.wilson(hits, trials)
+        shots_used = sum(v.get("shots", 0) for v in verdicts.values())
         suites_out[name] = {
             "inputs": info["inputs"],
             "correctly_classified": int(sum(info["correct"])),
             "scored_mutants": len(verdicts),
             "killed": sum(v["killed"] for v in verdicts.values()),
+            "undecided": sum(v["undecided"] for v in verdicts.values()),
             "class_score": s["class"],
             "plain_score": s["plain"],
             "mutation_score": s[scoring],
-            "null_control_kill_rate": null_rate,
+            "mutation_score_interval": intervals.wilson(k, n),
+            "null_control_kill_rate": null_control["rate"],
+            "null_control": null_control,
+            "shots_used": shots_used or None,
             "per_operator": dict(sorted(per_op.items())),
             "per_cell": dict(sorted(per_cell.items())),
         }
@@ -850,7 +949,12 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         }
         row["verdicts"] = verdicts
         if verdicts and row["status"] == "scored":
-            row["status"] = "killed" if any(v["killed"] for v in verdicts.values()) else "survived"
+            if any(v["killed"] for v in verdicts.values()):
+                row["status"] = "killed"
+            elif any(v["undecided"] for v in verdicts.values()):
+                row["status"] = "undecided"
+            else:
+                row["status"] = "survived"
         mutants.append(row)
     first = next(iter(suites_out.values()), None)
     per_operator_status: dict[str, dict] = {}
@@ -858,12 +962,21 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         row = per_operator_status.setdefault(m["operator"], {})
         key = "incompetent" if m["status"].startswith("incompetent") else m["status"]
         row[key] = row.get(key, 0) + 1
+    warnings = [
+        f"{name}: identical copies were killed {100 * s['null_control']['rate']:.1f}% of the time "
+        f"({s['null_control']['killed']} of {s['null_control']['copies']}), significantly above alpha = {alpha}: "
+        f"the {criterion} scores measure shot noise"
+        for name, s in suites_out.items()
+        if s["null_control"]["exceeds_alpha"]
+    ]
     return {
         "meta": meta,
         "circuit": data["circuit"],
         "generation": data["generation"],
         "suites": suites_out,
         "mutation_score": None if first is None else first["mutation_score"],
+        "mutation_score_interval": None if first is None else first["mutation_score_interval"],
+        "warnings": warnings,
         "operators": dict(sorted(per_operator_status.items())),
         "kill_matrix": {
             "suites": list(suites_out),
@@ -872,6 +985,25 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         },
         "mutants": mutants,
         "stored": {"suites_info": data["suites_info"], "null": data["null"]},
+    }
+
+
+def null_summary(null: dict[str, dict], scoring: str, classes_present: int, alpha: float) -> dict:
+    """The null control's false-kill count, rate, Clopper-Pearson interval, and whether it is
+    significantly above alpha (one-sided exact binomial test at 1%)."""
+    if not null:
+        return {"copies": 0, "killed": 0, "rate": None, "interval": None, "exceeds_alpha": False}
+    if scoring == "class":
+        k, n = sum(len(v["killed_classes"]) for v in null.values()), len(null) * max(classes_present, 1)
+    else:
+        k, n = sum(bool(v["killed_overall"]) for v in null.values()), len(null)
+    return {
+        "copies": len(null),
+        "killed": k,
+        "trials": n,
+        "rate": k / n,
+        "interval": intervals.clopper_pearson(k, n),
+        "exceeds_alpha": intervals.exceeds(k, n, alpha),
     }
 
 
@@ -887,7 +1019,7 @@ def redecide(
         "suites_info": result["stored"]["suites_info"],
         "null": result["stored"]["null"],
         "mutants": [
-            dict(m, status="scored" if m["status"] in ("killed", "survived") else m["status"])
+            dict(m, status="scored" if m["status"] in ("killed", "survived", "undecided") else m["status"])
             for m in result["mutants"]
         ],
     }
@@ -898,9 +1030,10 @@ def redecide(
     ):
         if value is not None and value not in allowed:
             raise InputError(f"--{name} must be one of {', '.join(allowed)}, got '{value}'")
-    return build_report(
-        data, criterion or meta["criterion"], correction or meta["correction"], scoring or meta["scoring"]
-    )
+    chosen = criterion or meta["criterion"]
+    if correction is None:  # a new criterion brings its own default family control
+        correction = meta["correction"] if chosen == meta["criterion"] else DEFAULT_CORRECTION[chosen]
+    return build_report(data, chosen, correction, scoring or meta["scoring"])
 
 
 def read_report(path: Path) -> dict:

@@ -1,11 +1,12 @@
 """The open Stryker mutation-testing-report schema (schemaVersion 2) for every mutation run, so the
 mutation-testing-elements HTML viewer shows every mutant inline in the QASM3 source.
 
-Built from a `qmltest.mutation/2` report and the original model: the file key is the model's QASM3
+Built from a `qmltest.mutation/3` report and the original model: the file key is the model's QASM3
 path (relative), its source the QASM3 text; a mutant's location spans the original statements it
 changes (1-based lines and columns, end exclusive; openqasm3 spans have 0-based columns and an
 inclusive end, hence the shifts). Status map: killed -> Killed, survived -> Survived, equivalent and
-not-effective (dropped by QuanForge's Algorithm 1) -> Ignored, incompetent -> CompileError.
+not-effective (dropped by QuanForge's Algorithm 1) and undecided (the sequential design's shot budget
+ran out before a verdict: counted apart from the score) -> Ignored, incompetent -> CompileError.
 `killedBy` names the test suites that killed the mutant; `testFiles` describes them.
 """
 
@@ -14,8 +15,15 @@ from __future__ import annotations
 from qmltest.artifact import Model
 from qmltest.ir import Span
 
-STATUS = {"killed": "Killed", "survived": "Survived", "equivalent": "Ignored", "not-effective": "Ignored"}
+STATUS = {
+    "killed": "Killed",
+    "survived": "Survived",
+    "undecided": "Ignored",
+    "equivalent": "Ignored",
+    "not-effective": "Ignored",
+}
 REASONS = {
+    "undecided": "undecided: the shot budget ran out before the sequential test decided killed or survived",
     "equivalent": "equivalent: identical outputs on every test input",
     "not-effective": "not effective: QuanForge's Algorithm 1 kept only killable, non-trivial mutants",
 }
@@ -60,7 +68,7 @@ def _reason(row: dict) -> str | None:
 
 
 def report(model: Model, qasm_key: str, result: dict) -> dict:
-    """The Stryker report of a `qmltest.mutation/2` result (`model`: the original)."""
+    """The Stryker report of a `qmltest.mutation/3` result (`model`: the original)."""
     last_line = max(1, model.qasm_text.count("\n"))
     rows = []
     for m in result["mutants"]:
