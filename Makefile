@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean
+.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -83,3 +83,11 @@ zoo: install
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+
+# Null-control false-kill rate of every kill criterion on every shipped model (200 copies each).
+bench-null-control: install
+	$(PY) benchmarks/null_control.py
+
+# Shots of the sequential design against the fixed 20 x 1000 schedule, with the verdicts' agreement.
+bench-sequential: install
+	$(PY) benchmarks/sequential.py

@@ -154,9 +154,16 @@ def render(result: dict) -> None:
         )
     out.print(t)
     if "shots_sweep" in result:
-        s = Table(title="sampling cost (QCov Sec. 4.5)")
+        s = Table(title="sampling cost (QCov Sec. 4.5; 95% over re-drawn shots, * exact value outside)")
         for col in ("shots", "KSC", "SCC", "TSC"):
             s.add_column(col, justify="right")
         for row in result["shots_sweep"]:
-            s.add_row(str(row["shots"]), *(f"{100 * row[n]:.2f}%" for n in ("ksc", "scc", "tsc")))
+            cells = []
+            for n in ("ksc", "scc", "tsc"):
+                cell = f"{100 * row[n]:.2f}%"
+                if "interval" in row:
+                    lo, hi = row["interval"][n]
+                    cell += f" [{100 * lo:.1f}, {100 * hi:.1f}]" + ("" if row["exact_inside"][n] else "*")
+                cells.append(cell)
+            s.add_row(str(row["shots"]), *cells)
         out.print(s)

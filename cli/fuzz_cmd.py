@@ -9,7 +9,7 @@ from qmltest_cli.common import check_range, err, handle_errors, out, progress_ba
 from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
-from qmltest import artifact, parallel, report
+from qmltest import artifact, intervals, parallel, report
 from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.profile import bounds as profile_bounds
 from qmltest.data import datasets
@@ -96,17 +96,25 @@ def fuzz(
             report.write_text_atomic(out_dir / "report.json", report.to_json(result))
         if not quiet and str(json_out) != "-":
             t = Table(title=f"fuzzing {len(x)} seeds, budget {budget} per guide, campaign seeds {runs}")
-            for col in ("guide", *(f"TSR seed {s}" for s in runs), "mean TSR"):
+            for col in ("guide", *(f"TSR seed {s}" for s in runs), "mean TSR", "pooled TSR [95%]"):
                 t.add_column(col, justify="left" if col == "guide" else "right")
             for g in guides:
                 per = [f"{100 * result['runs'][str(s)]['guides'][g]['tsr']:.1f}%" for s in runs]
-                t.add_row(g, *per, f"{100 * result['mean_tsr'][g]:.1f}%")
+                pooled = result["pooled_tsr"][g]
+                t.add_row(
+                    g,
+                    *per,
+                    f"{100 * result['mean_tsr'][g]:.1f}%",
+                    intervals.fmt(pooled["tsr"], pooled["interval"], percent=True),
+                )
             out.print(t)
         return
     rows = [
         {
             "guide": g,
-            **{c: v for c, v in r.items() if c not in ("final_coverage", "guide")},
+            **{c: v for c, v in r.items() if c not in ("final_coverage", "guide", "tsr_interval")},
+            "tsr_low": (r.get("tsr_interval") or [None, None])[0],
+            "tsr_high": (r.get("tsr_interval") or [None, None])[1],
             **{f"final_{c}": v for c, v in r["final_coverage"].items()},
         }
         for g, r in result["guides"].items()
@@ -124,7 +132,7 @@ def fuzz(
     if dropped:
         err.print(f"{dropped} misclassified seeds left out", markup=False)
     t = Table(title=f"fuzzing {len(x)} seeds, budget {budget} per guide")
-    for col in ("guide", "mutants", "failures", "TSR", "enqueued", "stop", "KSC", "SCC", "TSC", "ms/iter"):
+    for col in ("guide", "mutants", "failures", "TSR [95%]", "enqueued", "stop", "KSC", "SCC", "TSC", "ms/iter"):
         t.add_column(col, justify="left" if col in ("guide", "stop") else "right")
     for g, r in result["guides"].items():
         fc = r["final_coverage"]
@@ -133,7 +141,7 @@ def fuzz(
             g,
             str(r["iterations"]),
             str(r["failures"]),
-            f"{100 * r['tsr']:.1f}%",
+            intervals.fmt(r["tsr"], r.get("tsr_interval"), percent=True),
             str(r["enqueued"]),
             r["stop"],
             *(f"{100 * fc.get(c, 0):.1f}%" for c in ("ksc", "scc", "tsc")),

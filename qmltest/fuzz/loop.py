@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from qmltest import intervals
 from qmltest.artifact import Model
 from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds, Coverage
@@ -63,6 +64,7 @@ class Outcome:
             "iterations": self.iterations,
             "failures": len(self.failures),
             "tsr": self.tsr,
+            "tsr_interval": intervals.wilson(len(self.failures), self.iterations),
             "seeds_failed": self.seeds_failed,
             "seed_tsr": self.seed_tsr,
             "unconfirmed_failures": self.unconfirmed,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import parallel, report
+from qmltest import intervals, parallel, report
 from qmltest.artifact import Model
 from qmltest.coverage.criteria import Bounds
 from qmltest.errors import InputError, QmlTestError
@@ -158,11 +158,35 @@ def campaign(
         return dict(reports[seed], timing=timings[seed])
     mean = {g: float(np.mean([reports[s]["guides"][g]["tsr"] for s in runs])) for g in guides}
     return {
+        "pooled_tsr": pooled_tsr(reports, runs, guides),
         "timing": {str(s): timings[s] for s in runs},
         "meta": {"format": FORMAT, "model_sha256": model.sha256, "seeds": runs, "versions": report.versions()},
         "config": dict(config or {}, budget=budget, k=k, top_k=top_k, register=register, seeds=len(x)),
         "mean_tsr": mean,
         "runs": {str(s): {key: r[key] for key in ("guides", "coverage_traces")} for s, r in reports.items()},
+    }
+
+
+def pooled_tsr(reports: dict, runs: list[int], guides: list[str]) -> dict:
+    """Per guide over every seed: failures / iterations with a Wilson 95% interval, and Fisher's
+    exact p-value against each other guide (the paired comparison of two guides on the same seeds).
+    Failures of one run share their seeds, so the interval is a lower bound on the uncertainty."""
+    counts = {
+        g: (
+            sum(reports[s]["guides"][g]["failures"] for s in runs),
+            sum(reports[s]["guides"][g]["iterations"] for s in runs),
+        )
+        for g in guides
+    }
+    return {
+        g: {
+            "failures": k,
+            "iterations": n,
+            "tsr": k / n if n else None,
+            "interval": intervals.wilson(k, n),
+            "p_vs": {h: intervals.two_proportions(k, n, *counts[h]) for h in guides if h != g},
+        }
+        for g, (k, n) in counts.items()
     }
 
 
