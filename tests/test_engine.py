@@ -145,3 +145,52 @@ def test_run_columns_is_run_transposed_bit_for_bit() -> None:
     rows = statevector.run(ops, psi0, values, 4, (7, 19))
     cols = statevector.run_columns(ops, np.ascontiguousarray(psi0.T), values, 4, (7, 19))
     assert np.array_equal(rows, cols.T)
+
+
+def _every_parametric_gate() -> tuple[QuantumCircuit, list[Parameter]]:
+    """One circuit with every multi-angle and two-qubit parametric gate of Qiskit's standard
+    library that a decomposed or hand-built QNN carries, angles as expressions of four features."""
+    from qiskit.circuit import ParameterVector
+    from qiskit.circuit.library import (
+        CRXGate,
+        CU1Gate,
+        CU3Gate,
+        CUGate,
+        MCPhaseGate,
+        RGate,
+        RZXGate,
+        U2Gate,
+        XXMinusYYGate,
+        XXPlusYYGate,
+    )
+
+    x = ParameterVector("x", 4)
+    qc = QuantumCircuit(3)
+    qc.h([0, 1, 2])
+    qc.u(x[0], 2 * x[1], x[2] + 0.3, 0)
+    qc.u(x[0], 0.2, 0.3, 1)
+    qc.append(U2Gate(x[1], x[3]), [2])
+    qc.append(RGate(x[2], x[0] * x[1]), [1])
+    qc.append(CUGate(x[0], x[1], x[2], x[3]), [0, 2])
+    qc.append(CU3Gate(x[0], x[1], x[2]), [2, 1])
+    qc.append(XXPlusYYGate(x[0], x[1]), [0, 1])
+    qc.append(XXMinusYYGate(x[2], x[3]), [1, 2])
+    qc.append(RZXGate(x[1]), [2, 0])
+    qc.append(CRXGate(x[1]), [1, 0])
+    qc.append(MCPhaseGate(x[2], 2), [0, 1, 2])  # no vectorized form: built through Qiskit
+    qc.append(CU1Gate(x[1]), [2, 0])
+    return qc, list(x)
+
+
+def test_every_parametric_gate_matches_statevector_and_the_density_engine() -> None:
+    from qmltest.simulate import density
+    from qmltest.simulate import statevector as sv
+
+    qc, x = _every_parametric_gate()
+    values = np.random.default_rng(0).uniform(-3, 3, (6, 4))
+    psi = sv.run(sv.compile_circuit(qc), sv.zero_states(6, 3), {p: values[:, i] for i, p in enumerate(x)}, 3)
+    rho = density.probabilities(qc, [0, 1, 2], x, values, False, {})
+    for k in range(6):
+        ref = Statevector(qc.assign_parameters(dict(zip(x, values[k])))).data
+        assert np.max(np.abs(psi[k] - ref)) < 1e-12
+        assert np.max(np.abs(rho[k] - np.abs(ref) ** 2)) < 1e-12

@@ -23,8 +23,7 @@ from qiskit.quantum_info import SuperOp
 
 from qmltest.errors import InputError
 from qmltest.simulate import gates
-from qmltest.simulate.expr import evaluate
-from qmltest.simulate.statevector import _fixed, apply_t
+from qmltest.simulate.statevector import _fixed, angle_matrix, apply_t
 
 SKIP = {"barrier", "delay", "save_probabilities", "save_statevector", "save_density_matrix"}
 CHUNK_BYTES = 64 * 2**20  # forward density matrices per chunk of inputs
@@ -43,6 +42,7 @@ class Step:
     angle: object = None
     params: frozenset[Parameter] = field(default_factory=frozenset)
     after: np.ndarray | None = None
+    gate: object = None  # the Qiskit operation of a gate built through `gates.generic`
 
 
 _SUPEROPS: dict[int, tuple[object, np.ndarray]] = {}
@@ -86,10 +86,15 @@ def compile_noisy(circuit: QuantumCircuit, gate_errors: dict[str, object]) -> li
             after = None
         symbolic = [p for p in op.params if isinstance(p, ParameterExpression) and p.parameters]
         if symbolic:
-            if op.name not in gates.MATRIX or len(op.params) != 1:
-                raise InputError(f"gate '{op.name}' with symbolic parameters is not supported")
-            angle = op.params[0]
-            steps.append(Step(qubits, None, op.name, angle, frozenset(angle.parameters), after))
+            params = frozenset(p for e in symbolic for p in e.parameters)
+            if op.name in gates.MATRIX and len(op.params) == 1:
+                steps.append(Step(qubits, None, op.name, op.params[0], params, after))
+            elif op.name in gates.MULTI:
+                steps.append(Step(qubits, None, op.name, tuple(op.params), params, after))
+            elif getattr(op, "definition", None) is not None:
+                steps.append(Step(qubits, None, op.name, tuple(op.params), params, after, op))
+            else:
+                raise InputError(f"gate '{op.name}' with symbolic parameters has no definition to simulate")
             continue
         if op.name == "quantum_channel" or not hasattr(op, "to_matrix"):
             s = channel_superop(getattr(op, "_quantum_error", op))
@@ -146,8 +151,8 @@ def _vec_qubits(qubits: tuple[int, ...], n: int) -> tuple[int, ...]:
 def _step_matrix(step: Step, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
     if step.superop is not None:
         return step.superop
-    theta = np.broadcast_to(evaluate(step.angle, values), (batch,))
-    s = unitary_superop(gates.MATRIX[step.name](np.ascontiguousarray(theta)))
+    u = angle_matrix(step.name, step.angle, step.gate, values, batch)
+    s = unitary_superop(np.broadcast_to(u, (batch,) + u.shape[-2:]) if u.ndim == 2 else u)
     return s if step.after is None else np.einsum("ab,nbc->nac", step.after, s)
 
 

@@ -27,8 +27,9 @@ class Op:
     qubits: tuple[int, ...]
     matrix: np.ndarray | None = None
     name: str = ""
-    angle: object = None  # Parameter or ParameterExpression
+    angle: object = None  # Parameter or ParameterExpression; a tuple of them for several angles
     params: frozenset[Parameter] = field(default_factory=frozenset)
+    gate: object = None  # the Qiskit operation, for gates built through `gates.generic`
 
 
 _OPS_BY_KEY: dict[tuple, np.ndarray] = {}
@@ -52,13 +53,16 @@ def compile_op(operation, qubits: tuple[int, ...]) -> Op | None:
     symbolic = [p for p in operation.params if isinstance(p, ParameterExpression) and p.parameters]
     if not symbolic:
         return Op(qubits, matrix=_fixed(operation))
-    if operation.name not in gates.MATRIX or len(operation.params) != 1:
-        raise InputError(
-            f"gate '{operation.name}' with symbolic parameters is not supported "
-            f"(supported: {', '.join(sorted(gates.MATRIX))})"
-        )
-    angle = operation.params[0]
-    return Op(qubits, name=operation.name, angle=angle, params=frozenset(angle.parameters))
+    params = frozenset(p for e in symbolic for p in e.parameters)
+    if operation.name in gates.MATRIX and len(operation.params) == 1:
+        angle = operation.params[0]
+        return Op(qubits, name=operation.name, angle=angle, params=params)
+    angles = tuple(operation.params)
+    if operation.name in gates.MULTI:
+        return Op(qubits, name=operation.name, angle=angles, params=params)
+    if not hasattr(operation, "to_mutable") or getattr(operation, "definition", None) is None:
+        raise InputError(f"gate '{operation.name}' with symbolic parameters has no definition to simulate")
+    return Op(qubits, name=operation.name, angle=angles, params=params, gate=operation)
 
 
 def compile_circuit(circuit: QuantumCircuit) -> list[Op]:
@@ -154,10 +158,26 @@ def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.nda
     """The op's matrix: shared (d, d) when its angle is the same for all inputs, else (N, d, d)."""
     if op.matrix is not None:
         return op.matrix
-    theta = np.broadcast_to(evaluate(op.angle, values), (batch,))
-    if np.all(theta == theta[0]):
-        return gates.MATRIX[op.name](theta[:1])[0]
-    return gates.MATRIX[op.name](np.ascontiguousarray(theta))
+    return angle_matrix(op.name, op.angle, op.gate, values, batch)
+
+
+def angle_matrix(name: str, angle: object, gate: object, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
+    """A parametric gate's matrix: shared (d, d) when its angles are equal for all inputs, else (N, d, d)."""
+    if not isinstance(angle, tuple):
+        theta = np.broadcast_to(evaluate(angle, values), (batch,))
+        if np.all(theta == theta[0]):
+            return gates.MATRIX[name](theta[:1])[0]
+        return gates.MATRIX[name](np.ascontiguousarray(theta))
+    if gate is None:
+        build = gates.MULTI[name]
+        arrays = [np.ascontiguousarray(np.broadcast_to(evaluate(a, values), (batch,))) for a in angle]
+    else:  # through Qiskit, bound to the values of the parameters themselves
+        params = tuple(sorted({p for a in angle if isinstance(a, ParameterExpression) for p in a.parameters}, key=str))
+        build = gates.generic(gate, params)
+        arrays = [np.ascontiguousarray(np.broadcast_to(np.asarray(values[p], float), (batch,))) for p in params]
+    if all(np.all(a == a[0]) for a in arrays):
+        return build(*(a[:1] for a in arrays))[0]
+    return build(*arrays)
 
 
 def run(
@@ -323,6 +343,8 @@ def adjoint_gradient(
         psi = apply_t(psi, mdag, op.qubits, n)  # state before the op
         targets = [p for p in op.params if p in index]
         if targets:
+            if isinstance(op.angle, tuple):
+                raise InputError(f"gradients through '{op.name}' (several angles) are not supported")
             theta = np.broadcast_to(evaluate(op.angle, values), (batch,))
             shared = bool(np.all(theta == theta[0]))
             d = gates.derivative(op.name, np.ascontiguousarray(theta[:1] if shared else theta))
