@@ -10,6 +10,7 @@ from rich.table import Table
 
 from qmltest import artifact, report
 from qmltest.artifact import Model
+from qmltest.interop.layers import angle_role
 
 
 def describe(model: Model) -> dict:
@@ -43,7 +44,9 @@ def describe(model: Model) -> dict:
         "arch": m.get("arch"),
         "num_qubits": model.ir.num_qubits,
         "num_gates": len(model.ir.gates),
-        "num_weights": sum(1 for g in model.ir.gates for p in g.params if p.kind == "weight"),
+        "num_weights": sum(
+            1 for g in model.ir.gates for p in g.params if p.kind == "weight" and angle_role(float(p.value)) == "W"
+        ),
         "encoding": m["encoding"],
         "features": m["feature_names"],
         "preprocessing": [s["op"] for s in m["preprocessing"]],

@@ -16,9 +16,47 @@ argmax and class probabilities are the scores renormalized. Two manifest forms b
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from qmltest.errors import InputError
+
+_TERM = re.compile(r"\s*([+-]?)\s*(?:(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)\s*\*?\s*)?([A-Za-z]+)\s*")
+
+
+def terms(observable: str) -> list[tuple[float, str]]:
+    """(coefficient, Pauli string) terms of an observable written as Qiskit labels: 'ZZII', '-ZI',
+    '0.5*ZZII+0.5*IIZZ' (one output: a weighted sum with real coefficients)."""
+    if not isinstance(observable, str) or not observable.strip():
+        raise InputError(f"observable {observable!r} must be a Pauli string or a weighted sum of them")
+    out, pos, text = [], 0, observable.strip()
+    while pos < len(text):
+        m = _TERM.match(text, pos)
+        if not m or m.end() == pos or (out and not m.group(1)):
+            raise InputError(f"observable '{observable}': cannot read a term at '{text[pos:]}' (e.g. 0.5*ZZ+0.5*IZ)")
+        sign = -1.0 if m.group(1) == "-" else 1.0
+        coef = sign * (float(m.group(2)) if m.group(2) else 1.0)
+        label = m.group(3).upper()
+        if set(label) - PAULIS:
+            raise InputError(f"observable '{observable}': '{m.group(3)}' is not a Pauli string over I, X, Y, Z")
+        out.append((coef, label))
+        pos = m.end()
+    return out
+
+
+def canonical(observable: str) -> str:
+    """The manifest form: a single unit term stays its label, a sum is 'c*P+c*P' with exact floats."""
+    t = terms(observable)
+    if len(t) == 1 and t[0][0] == 1.0:
+        return t[0][1]
+    return "".join(("+" if c >= 0 and i else "") + f"{c!r}*{p}" for i, (c, p) in enumerate(t))
+
+
+def labels(observables: list[str]) -> list[str]:
+    """Every Pauli string of every term."""
+    return [p for obs in observables for _, p in terms(obs)]
+
 
 KINDS = ("basis", "parity", "modulo", "map", "expectation")
 PAULIS = frozenset("IXYZ")
@@ -45,12 +83,12 @@ def check_observables(observables: list[str], num_qubits: int, num_classes: int)
     if not observables:
         raise InputError("readout 'expectation' needs at least one observable")
     for obs in observables:
-        if not isinstance(obs, str) or not obs or set(obs) - PAULIS:
-            raise InputError(f"observable '{obs}' must be a Pauli string over I, X, Y, Z")
-        if len(obs) != num_qubits:
-            raise InputError(f"observable '{obs}' has width {len(obs)} but the circuit has {num_qubits} qubits")
-        if set(obs) == {"I"}:
-            raise InputError(f"observable '{obs}' is the identity: it carries no class information")
+        parts = terms(obs)
+        for _, label in parts:
+            if len(label) != num_qubits:
+                raise InputError(f"observable '{obs}' has width {len(label)} but the circuit has {num_qubits} qubits")
+        if all(set(label) == {"I"} or c == 0 for c, label in parts):
+            raise InputError(f"observable '{obs}' is a multiple of the identity: it carries no class information")
     if len(observables) == 1 and num_classes != 2:
         raise InputError(f"one observable reads out exactly 2 classes (sign or threshold), got {num_classes}")
     if len(observables) > 1 and len(observables) != num_classes:
@@ -61,7 +99,7 @@ def check_observables(observables: list[str], num_qubits: int, num_classes: int)
 def measurement_basis(observables: list[str]) -> dict[int, str]:
     """The Pauli measured on each qubit in the observables' support; non-commuting sets are refused."""
     basis: dict[int, str] = {}
-    for obs in observables:
+    for obs in labels(observables):
         for q, p in enumerate(reversed(obs)):
             if p == "I":
                 continue
@@ -84,9 +122,21 @@ def plus_indicators(observables: list[str], measured: list[int]) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
+def observable_columns(observables: list[str], measured: list[int]) -> np.ndarray:
+    """(2^m, J): (1 + O_j(s)) / 2 per basis state s of the measured basis, O_j(s) = sum_t c_t P_t(s)
+    with P_t(s) = +-1; for one unit Pauli term this is the +1 indicator, and probs @ column j is
+    (1 + <O_j>) / 2."""
+    cols = []
+    for obs in observables:
+        parts = terms(obs)
+        plus = plus_indicators([p for _, p in parts], measured)
+        cols.append((1.0 + (2 * plus - 1) @ np.array([c for c, _ in parts])) / 2)
+    return np.stack(cols, axis=1)
+
+
 def expectation_matrix(observables: list[str], measured: list[int], threshold: float = 0.0) -> np.ndarray:
     """(2^m, C) score matrix of an expectation readout over the measured qubits (module docstring)."""
-    plus = plus_indicators(observables, measured)
+    plus = observable_columns(observables, measured)
     if len(observables) == 1:
         return np.stack([1.0 - plus[:, 0] + threshold / 2, plus[:, 0] - threshold / 2], axis=1)
     return plus
@@ -136,5 +186,5 @@ def predict(probs: np.ndarray, mapping: list[int] | np.ndarray, num_classes: int
 
 
 def expectation_values(probs: np.ndarray, observables: list[str], measured: list[int]) -> np.ndarray:
-    """<P_j> per row from probabilities over the measured register (in the measured basis)."""
-    return probs @ (2 * plus_indicators(observables, measured) - 1)
+    """<O_j> per row from probabilities over the measured register (in the measured basis)."""
+    return probs @ (2 * observable_columns(observables, measured) - 1)

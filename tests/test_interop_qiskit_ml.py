@@ -172,16 +172,42 @@ def test_estimator_qnn_two_observables_argmax(breast_cancer, tmp_path):
     )
 
 
-def test_multi_term_observable_is_refused():
-    fm, ansatz = z_feature_map(2), real_amplitudes(2, reps=1)
+@pytest.mark.parametrize(
+    ("labels", "coeffs"),
+    [(["ZZII", "IIZZ"], [0.5, 0.5]), (["ZIII", "IZII", "IIZZ"], [0.3, -0.5, 0.2])],
+)
+def test_weighted_sum_observable_matches_the_library(labels, coeffs):
+    """A SparsePauliOp of several real-weighted terms is one output: <sum c_t P_t> equals the
+    EstimatorQNN's forward pass to 1e-9 and the sign predictions agree on every input."""
+    fm, ansatz = z_feature_map(4), real_amplitudes(4, reps=1)
     qnn = EstimatorQNN(
         circuit=fm.compose(ansatz),
-        observables=SparsePauliOp(["ZI", "IZ"], [0.5, 0.5]),
+        observables=SparsePauliOp(labels, coeffs),
         input_params=fm.parameters,
         weight_params=ansatz.parameters,
         estimator=QMLEstimator(),
     )
-    with pytest.raises(InputError, match="single Pauli strings"):
+    w = np.random.default_rng(2).uniform(-np.pi, np.pi, qnn.num_weights)
+    model = from_qiskit_ml(qnn, w)
+    written = "+".join(f"{c!r}*{p}" for c, p in zip(coeffs, labels)).replace("+-", "-")
+    assert model.manifest["readout"]["observables"] == [written]
+    x = np.random.default_rng(4).uniform(-np.pi, np.pi, (40, 4))
+    ref = qnn.forward(x, w).ravel()
+    ev = readout.expectation_values(model.probabilities(x), model.manifest["readout"]["observables"], model.ir.measured)
+    assert np.max(np.abs(ev.ravel() - ref)) < 1e-9
+    assert np.array_equal(np.array(model.classes)[model.predict(model.probabilities(x))], np.where(ref > 0, 1, -1))
+
+
+def test_observables_that_need_two_bases_are_refused_in_one_line():
+    fm, ansatz = z_feature_map(2), real_amplitudes(2, reps=1)
+    qnn = EstimatorQNN(
+        circuit=fm.compose(ansatz),
+        observables=SparsePauliOp(["XX", "ZZ"], [0.5, 0.5]),
+        input_params=fm.parameters,
+        weight_params=ansatz.parameters,
+        estimator=QMLEstimator(),
+    )
+    with pytest.raises(InputError, match="one measurement basis"):
         from_qiskit_ml(qnn, np.zeros(qnn.num_weights))
     single = EstimatorQNN(
         circuit=fm.compose(ansatz),

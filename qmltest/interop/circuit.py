@@ -30,6 +30,7 @@ from qmltest import ir as irmod
 from qmltest import readout as ro
 from qmltest.errors import InputError
 from qmltest.interop import layers as lay
+from qmltest.interop import roundtrip
 from qmltest.interop.preprocessing import to_steps
 from qmltest.simulate import statevector
 
@@ -155,7 +156,8 @@ def split_parameters(
                 raise InputError(f"feature parameter '{name}' is not in the circuit (it has {sorted(by_name)[:6]})")
             inputs.append(by_name[name])
     elif isinstance(weights, dict):
-        inputs = [p for p in every if p.name not in weights]
+        keyed = set(weights) | {mangled(k) for k in weights}
+        inputs = [p for p in every if p.name not in keyed]
     elif weights is not None:
         inputs = [p for p in every if _looks_like_feature(p)]
         if not inputs and every:
@@ -172,9 +174,13 @@ def split_parameters(
 def bind_weights(weight_params: list[Parameter], weights: object) -> dict[Parameter, float]:
     """Weight values by parameter: a vector in parameter order, or a {name: value} mapping."""
     if isinstance(weights, dict):
+        weights = _by_circuit_names(weights, weight_params)
         unknown = sorted(set(weights) - {p.name for p in weight_params})
         if unknown:
-            raise InputError(f"weights name parameter(s) {unknown[:4]} that are not weights of the circuit")
+            raise InputError(
+                f"weights name parameter(s) {unknown[:4]} that are not weights of the circuit "
+                f"(its weights: {', '.join(p.name for p in weight_params[:4])}...)"
+            )
     if not weight_params:
         given = len(weights) if isinstance(weights, dict) else (0 if weights is None else int(np.size(weights)))
         if given:
@@ -200,6 +206,18 @@ def bind_weights(weight_params: list[Parameter], weights: object) -> dict[Parame
     if not np.all(np.isfinite(arr)):
         raise InputError("the weights contain NaN or infinite values")
     return {p: float(v) for p, v in zip(weight_params, arr)}
+
+
+def mangled(name: str) -> str:
+    """The name Qiskit's OpenQASM 3 exporter gives a parameter: 'c1[0]' -> '_c1_0_', 'x' stays."""
+    return "_" + re.sub(r"[^A-Za-z0-9_]", "_", name) if re.search(r"[^A-Za-z0-9_]", name) else name
+
+
+def _by_circuit_names(weights: dict, weight_params: list[Parameter]) -> dict:
+    """A {name: value} mapping keyed by the user's names (Qiskit's 'c1[0]') read against a circuit
+    that carries the exported ones ('_c1_0_'); unmatched keys stay as they are (and are refused)."""
+    names = {p.name for p in weight_params}
+    return {k if k in names or mangled(k) not in names else mangled(k): v for k, v in weights.items()}
 
 
 def _role(op: Instruction, inputs: set[Parameter], weights: set[Parameter]) -> str:
@@ -233,11 +251,12 @@ def readout_spec(
     library model as it is), a note appended to it.
     """
     if kind == "expectation":
-        obs = list(observables or [])
+        obs = [ro.canonical(o) for o in observables or []]
         count = len(classes) if classes is not None else (2 if len(obs) == 1 else len(obs))
         ro.check_observables(obs, num_qubits, count)
-        if not -1.0 < threshold < 1.0:
-            raise InputError(f"threshold must lie in (-1, 1), got {threshold}")
+        bound = max(sum(abs(c) for c, p in ro.terms(o) if set(p) != {"I"}) for o in obs)
+        if not -bound < threshold < bound:
+            raise InputError(f"threshold must lie in (-{bound:g}, {bound:g}), the observable's range, got {threshold}")
         labels = list(classes) if classes is not None else ([-1, 1] if len(obs) == 1 else list(range(len(obs))))
         spec = {"kind": "expectation", "qubits": sorted(ro.measurement_basis(obs)), "observables": obs}
         if threshold:
@@ -368,9 +387,11 @@ def from_circuit(
     labels = [_json_label(c) for c in labels]
 
     if layers == "auto":
-        table = lay.from_groups(flat.groups, flat.labels, roles) or lay.infer(
-            roles, [q for _, q in flat.gates], [op.name for op, _ in flat.gates]
-        )
+        table = lay.from_groups(flat.groups, flat.labels, roles)
+        if table is None:  # no library blocks: infer, on an order with the feature maps first
+            order = lay.feature_first(roles, [q for _, q in flat.gates])
+            flat.gates, roles = [flat.gates[i] for i in order], [roles[i] for i in order]
+            table = lay.infer(roles, [q for _, q in flat.gates], [op.name for op, _ in flat.gates])
     elif layers == "barriers":
         table = lay.from_barriers(flat.barriers, roles)
     else:
@@ -423,6 +444,18 @@ def from_circuit(
     artifact.validate_manifest(manifest, name)
     model = artifact.Model(text, model_ir, manifest, name)
     _check_preprocessing(model, steps)
+    weight_set = set(weight_params)
+    bound = {p: v for p, v in binding.items() if p in weight_set}
+
+    def source(x: np.ndarray) -> np.ndarray | None:
+        return roundtrip.circuit_outputs(circuit, bound, inputs, spec, x, encoding == "amplitude")
+
+    diff = roundtrip.check(model, source, "its source circuit (Qiskit Statevector)")
+    manifest["import"]["roundtrip"] = (
+        {"against": "qiskit.quantum_info.Statevector", "inputs": roundtrip.INPUTS, "max_abs_diff": diff}
+        if diff is not None
+        else {"against": None, "reason": "mid-circuit measurement or reset: no statevector reference"}
+    )
     return model
 
 

@@ -36,6 +36,37 @@ def angle_role(value: float) -> str:
     return "C" if abs(k - round(k)) < 1e-12 else "W"
 
 
+def feature_first(roles: list[str], qubits: list[tuple[int, ...]]) -> list[int]:
+    """A gate order, equivalent to the given one, in which every data gate that depends on no weight
+    (with the constants leading to it) comes before the rest.
+
+    `circuit.decompose()` and transpilation emit gates in a topological order that interleaves a
+    feature map with the ansatz on other qubits (QCNN tutorial: the first convolution right after
+    the feature map of qubits 0-1); inferred on that order the layers alternate. Moving the set A =
+    {no weight ancestor, and data or an ancestor of such a data gate} first is a valid reorder: no
+    gate outside A is an ancestor of a gate in A.
+    """
+    n = len(roles)
+    last: dict[int, int] = {}
+    preds: list[list[int]] = []
+    for i, qs in enumerate(qubits):
+        preds.append(sorted({last[q] for q in qs if q in last}))
+        for q in qs:
+            last[q] = i
+    weighted = [False] * n
+    for i in range(n):
+        weighted[i] = roles[i] == "W" or any(weighted[p] for p in preds[i])
+    leads = [False] * n
+    for i in reversed(range(n)):
+        if not weighted[i] and roles[i] == "D":
+            leads[i] = True
+        if leads[i]:
+            for p in preds[i]:
+                if not weighted[p]:
+                    leads[p] = True
+    return [i for i in range(n) if leads[i]] + [i for i in range(n) if not leads[i]]
+
+
 def infer(roles: list[str], qubits: list[tuple[int, ...]], names: list[str]) -> list[dict]:
     """Layer table [{name, kind, start, stop}] from per-gate roles, qubits and gate names."""
     if len(roles) != len(qubits) or len(roles) != len(names):

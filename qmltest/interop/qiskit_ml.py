@@ -33,20 +33,26 @@ def _labels(clf: object, count: int) -> list | None:
 
 
 def pauli_strings(observables: object) -> list[str]:
-    """EstimatorQNN observables -> Pauli strings; each must be one Pauli term with coefficient 1."""
+    """EstimatorQNN observables -> one readout observable each: a Pauli string, or a weighted sum of
+    Pauli strings ('0.5*ZZII+0.5*IIZZ') for a SparsePauliOp of several terms with real coefficients."""
     out = []
     for obs in observables if isinstance(observables, (list, tuple)) else [observables]:
         paulis = getattr(obs, "paulis", None)
         coeffs = getattr(obs, "coeffs", None)
         if paulis is None or coeffs is None:
             raise InputError(f"observable {obs!r} is not a SparsePauliOp")
-        if len(paulis) != 1 or abs(complex(coeffs[0]) - 1) > 1e-12:
-            raise InputError(
-                f"observable {obs} has {len(paulis)} term(s) with coefficients {list(np.round(coeffs, 6))}: "
-                "qmltest reads out single Pauli strings with coefficient 1"
-            )
-        label = paulis[0].to_label()
-        out.append(label.lstrip("-+i") if label[0] in "-+i" else label)
+        parts = []
+        for pauli, coef in zip(paulis, coeffs):
+            label = pauli.to_label()
+            phase = {"": 1, "-": -1, "i": 1j, "-i": -1j}[label[: len(label) - len(label.lstrip("-i"))]]
+            c = complex(coef) * phase
+            if abs(c.imag) > 1e-12:
+                raise InputError(f"observable term {label} has the complex coefficient {c}: only real weights read out")
+            parts.append((float(c.real), label.lstrip("-i")))
+        if len(parts) == 1 and parts[0][0] == 1.0:
+            out.append(parts[0][1])
+        else:
+            out.append("".join(("+" if c >= 0 and i else "") + f"{c!r}*{p}" for i, (c, p) in enumerate(parts)))
     return out
 
 

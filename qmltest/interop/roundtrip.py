@@ -1,0 +1,99 @@
+"""The import round trip: an imported model must compute what its source computes, or be refused.
+
+Every import compares the model (its QASM3 text, parsed again and run by qmltest's engine) with
+the source's own meaning on random inputs: Qiskit's `Statevector` of the source circuit with the
+weights and features bound (probabilities over the measured qubits, or the observables' expectation
+values), and, where the caller has one, the source library's own forward pass. A largest difference
+above TOLERANCE refuses the import with one line naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from qiskit.circuit import Parameter, QuantumCircuit
+
+from qmltest.errors import InputError
+
+TOLERANCE = 1e-9
+INPUTS = 8
+
+
+def model_outputs(model: object, encoded: np.ndarray) -> np.ndarray:
+    """What the model reads out per input: measured-register probabilities, or <O_j> for an
+    expectation readout (the quantity a library's forward pass returns)."""
+    from qmltest import readout
+    from qmltest.simulate import engine
+
+    probs = engine.probabilities(model.job(), encoded)  # type: ignore[attr-defined]
+    spec = model.manifest["readout"]  # type: ignore[attr-defined]
+    if spec.get("kind") == "expectation":
+        return readout.expectation_values(probs, spec["observables"], spec["qubits"])
+    return probs
+
+
+def circuit_outputs(
+    circuit: QuantumCircuit,
+    binding: dict[Parameter, float],
+    inputs: Sequence[Parameter],
+    spec: dict,
+    encoded: np.ndarray,
+    amplitude: bool,
+) -> np.ndarray | None:
+    """The source circuit's outputs by Qiskit's Statevector (None when it has mid-circuit
+    measurements or resets, which a statevector cannot carry)."""
+    from qiskit.quantum_info import SparsePauliOp, Statevector
+
+    from qmltest import readout
+
+    body = circuit.remove_final_measurements(inplace=False)
+    if any(inst.operation.name in ("measure", "reset") for inst in body.data):
+        return None
+    body = body.assign_parameters({p: v for p, v in binding.items() if p in body.parameters})
+    rows = []
+    for x in encoded:
+        if amplitude:
+            state = Statevector(np.asarray(x, dtype=complex)).evolve(body)
+        else:
+            state = Statevector(body.assign_parameters(dict(zip(inputs, (float(v) for v in x)))))
+        if spec.get("kind") == "expectation":
+            ops = [SparsePauliOp.from_list([(p, c) for c, p in readout.terms(o)]) for o in spec["observables"]]
+            rows.append([float(np.real(state.expectation_value(op))) for op in ops])
+        else:
+            rows.append(state.probabilities(list(spec["qubits"])))
+    return np.asarray(rows, dtype=float)
+
+
+def random_inputs(model: object, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Encoded inputs that exercise every feature: angles in [-pi, pi], or random unit states."""
+    n = model.ir.num_qubits  # type: ignore[attr-defined]
+    if model.amplitude:  # type: ignore[attr-defined]
+        z = rng.normal(size=(count, 2**n)) + 1j * rng.normal(size=(count, 2**n))
+        return z / np.linalg.norm(z, axis=1, keepdims=True)
+    return rng.uniform(-np.pi, np.pi, size=(count, len(model.ir.inputs)))  # type: ignore[attr-defined]
+
+
+def check(
+    model: object,
+    reference: Callable[[np.ndarray], np.ndarray | None],
+    against: str,
+    encoded: np.ndarray | None = None,
+    seed: int = 0,
+) -> float | None:
+    """Largest |model - reference| over the inputs (random ones by default); InputError above
+    TOLERANCE. None when the reference cannot be computed (nothing checked)."""
+    x = random_inputs(model, INPUTS, np.random.default_rng(seed)) if encoded is None else encoded
+    ref = reference(x)
+    if ref is None:
+        return None
+    ours = model_outputs(model, x)
+    ref = np.asarray(ref, dtype=float).reshape(ours.shape)
+    diff = float(np.max(np.abs(ours - ref))) if ours.size else 0.0
+    if not diff <= TOLERANCE:
+        row = int(np.unravel_index(np.argmax(np.abs(ours - ref)), ours.shape)[0])
+        raise InputError(
+            f"import refused: the model differs from {against} by {diff:.3g} (tolerance {TOLERANCE:g}) "
+            f"on input {np.round(x[row], 4).tolist()}: it would compute a different model"
+        )
+    return diff
