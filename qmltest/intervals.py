@@ -24,7 +24,7 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> list[float] | None
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+    return [min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))]  # rounding never excludes p
 
 
 def clopper_pearson(k: int, n: int, confidence: float = CONFIDENCE) -> list[float] | None:

@@ -170,3 +170,24 @@ def test_resumed_mutants_take_percentage_and_notes_from_their_draw(iris_model, f
     assert result.exit_code == 0, result.output
     assert (first_run / "a.json").read_bytes() == (tmp_path / "d.json").read_bytes()
     assert log.read_text().count("\n") == len(records)  # nothing was simulated again
+
+
+def test_sequential_run_gates_on_the_lower_bound_and_names_undecided(iris_model, tmp_path) -> None:
+    """--sequential stores shots used and per-mutant decisions; --fail-under-lower gates on the 95%
+    lower bound and names it; a budget too small for two predictions is one line, exit 2."""
+    args = ["mutate", str(iris_model), "--suite", "qml", "--operators", "ALD,APC", "--test", "iris:test"]
+    args += ["--shots", "100", "--sequential", "--null-copies", "40", "--seed", "1", "--quiet"]
+    res = runner.invoke(app, [*args, "--json", str(tmp_path / "r.json"), "--fail-under", "0.5", "--fail-under-lower"])
+    report = json.loads((tmp_path / "r.json").read_text())
+    suite = report["suites"]["iris:test"]
+    lo, hi = suite["mutation_score_interval"]
+    assert lo <= suite["mutation_score"] <= hi
+    assert suite["shots_used"] > 0 and suite["null_control"]["copies"] == 40
+    assert all(m["status"] in ("killed", "survived", "undecided", "equivalent") for m in report["mutants"])
+    assert res.exit_code == (1 if lo < 0.5 else 0), res.output
+    if lo < 0.5:
+        assert f"lower bound {lo:.4f}" in res.output
+    bad = runner.invoke(app, [*args, "--shots-budget", "150"])
+    assert bad.exit_code == 2 and "--shots-budget must allow at least 2 predictions" in bad.output
+    literal = runner.invoke(app, ["report", str(tmp_path / "r.json"), "--criterion", "majority-literal"])
+    assert literal.exit_code == 0 and "identical copies killed" in literal.output

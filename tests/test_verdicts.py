@@ -257,6 +257,7 @@ def test_interval_values_and_format() -> None:
     lo, hi = intervals.wilson(87, 100)
     assert abs(lo - 0.7904) < 1e-3 and abs(hi - 0.9219) < 1e-3  # Wilson 1927, z = 1.96
     assert intervals.clopper_pearson(0, 200)[1] == pytest.approx(1 - 0.025 ** (1 / 200), rel=1e-9)
+    assert intervals.wilson(10, 10)[1] == 1.0 and intervals.wilson(0, 10)[0] == 0.0
     assert intervals.fmt(0.87, [0.82, 0.91]) == "0.87 [0.82, 0.91]"
     assert intervals.fmt(None, None) == "-"
     assert intervals.exceeds(20, 200, 0.05) and not intervals.exceeds(14, 200, 0.05)
