@@ -2,6 +2,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
+# The extras that install on a plain machine (PennyLane: its import and round-trip tests run, not skip).
+EXTRAS ?= dev,pennylane
 
 .PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
@@ -10,7 +12,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 install: $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 
 # The main job on the shipped default model and dataset.
 demo: install

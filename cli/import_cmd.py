@@ -47,6 +47,9 @@ def import_model(
     weights: Path = typer.Option(None, help="Trained weights: .npy/.npz vector in parameter order or .json."),
     features: str = typer.Option(None, help="Names of the data parameters, in feature order."),
     probe: str = typer.Option(None, help="OpenQASM 2: the feature values the circuit was exported with."),
+    verify: str = typer.Option(
+        None, help="OpenQASM 2: a second export and its feature values, FILE=v0,v1,... (checks the recovered angles)."
+    ),
     preprocess: list[str] = typer.Option(
         None, help="Repeatable: scale=LO:HI, standard (fitted on --data), pca=FILE.npz, steps=FILE.json."
     ),
@@ -65,6 +68,15 @@ def import_model(
     started = time.perf_counter()
     _check_out(out_dir, force)
     circuit, fmt = sources.load_circuit(source, parse_list(probe, "--probe", float))
+    checked = None
+    if verify is not None:
+        if fmt != "qasm2":
+            raise InputError("--verify checks an OpenQASM 2 import's probe recovery: the source is not OpenQASM 2")
+        path, sep, values = verify.partition("=")
+        if not sep:
+            raise InputError(f"--verify takes FILE=v0,v1,..., got '{verify}'")
+        other, _ = sources.load_circuit(Path(path), None, bound=True)
+        checked = sources.verify_probe(circuit, other, parse_list(values, "--verify", float) or [], path)
     weight_values = sources.load_weights(weights) if weights is not None else None
     data_x = None
     if data is not None:
@@ -84,8 +96,19 @@ def import_model(
         layers=layers,
         encoding=encoding,
         name=name or out_dir.resolve().name,
-        provenance={"source": source.name, "format": fmt},
+        provenance={"source": source.name, "format": fmt}
+        | (
+            {"probe_verified": {"against": Path(verify.partition("=")[0]).name, "max_abs_diff": checked}}
+            if verify
+            else {}
+        ),
     )
+    if fmt == "qasm2" and checked is None:
+        err.print(
+            "note: the probe recovery is not checked away from the probe values: export again at other values "
+            "and pass --verify FILE=v0,v1,...",
+            markup=False,
+        )
     model.save(out_dir)
     info = describe(model)
     info["source"] = str(out_dir)

@@ -1,0 +1,112 @@
+"""`from_pennylane`: a PennyLane QNode (features first, then its trained weights) -> a qmltest Model.
+
+PennyLane exports OpenQASM 2 with every angle a number (`qml.to_openqasm`), so the features are
+recovered by the probe method (`sources.apply_probe`): the QNode is exported at two sets of
+generic feature values, the first recovers the angle forms (x_i, x_i x_j, sums, multiples), the
+second verifies them, and the model is finally compared with the QNode's own forward pass on
+random inputs (1e-9), or refused. The readout follows the QNode's measurement: `probs(wires)`
+(wire order as PennyLane's, the first wire most significant) or `expval` of Pauli words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from qmltest import artifact
+from qmltest.errors import InputError
+from qmltest.interop import roundtrip, sources
+from qmltest.interop.circuit import from_circuit
+
+
+def _probes(count: int, seed: int) -> tuple[list[float], list[float]]:
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(0.11, 1.37, count), rng.uniform(-1.29, -0.13, count)
+    return [float(v) for v in a], [float(v) for v in b]
+
+
+def _pauli_word(obs: object, n: int) -> str:
+    """A PennyLane Pauli word (PauliZ(0) @ PauliX(2)) as a Qiskit-order string (last char = wire 0)."""
+    import pennylane as qml
+
+    word = qml.pauli.pauli_word_to_string(obs, wire_map={w: w for w in range(n)})
+    return word[::-1]
+
+
+def from_pennylane(
+    qnode: object,
+    weights: Sequence[object] = (),
+    *,
+    num_features: int,
+    classes: Sequence | None = None,
+    readout: str | None = None,
+    threshold: float = 0.0,
+    preprocessing: object = None,
+    name: str = "imported",
+    seed: int = 0,
+) -> artifact.Model:
+    """Convert `qnode(x, *weights)`; readout defaults to 'basis' for probs and 'expectation' for
+    expvals (classes default to one per output; one expval gives classes -1, 1 by sign)."""
+    try:
+        import pennylane as qml
+    except ImportError:
+        raise InputError("from_pennylane needs PennyLane: pip install 'qmltest[pennylane]'") from None
+    p1, p2 = _probes(num_features, seed)
+    export = qml.to_openqasm(qnode, rotations=False, precision=17)  # the readout adds its own basis changes
+    circuit = sources.load_qasm2(export(np.array(p1), *weights), "the QNode's export", p1)
+    other = sources.load_qasm2(export(np.array(p2), *weights), "the QNode's second export", None, bound=True)
+    sources.verify_probe(circuit, other, p2, "the QNode")
+    tape = qml.workflow.construct_tape(qnode)(np.array(p1), *weights)
+    if len(tape.measurements) == 0:
+        raise InputError("the QNode measures nothing")
+    n = circuit.num_qubits
+    wires = [int(w) for w in qnode.device.wires] if qnode.device.wires is not None else list(range(n))  # type: ignore[attr-defined]
+    if wires != list(range(len(wires))):
+        raise InputError(f"QNode wires {wires}: import QNodes on wires 0..n-1")
+    kinds = {type(m).__name__ for m in tape.measurements}
+    provenance = {"library": "pennylane", "version": qml.__version__, "probes": [p1, p2]}
+    if kinds == {"ProbabilityMP"} and len(tape.measurements) == 1:
+        measured = [int(w) for w in tape.measurements[0].wires][::-1]  # PennyLane: first wire most significant
+        count = 2 ** len(measured)
+        model = from_circuit(
+            circuit,
+            None,
+            None,
+            readout=readout or "basis",
+            classes=list(classes) if classes is not None else list(range(count)),
+            measure=measured,
+            preprocessing=preprocessing,
+            name=name,
+            provenance=provenance,
+            lenient=True,
+        )
+    elif kinds == {"ExpectationMP"}:
+        observables = [_pauli_word(m.obs, n) for m in tape.measurements]
+        model = from_circuit(
+            circuit,
+            None,
+            None,
+            readout="expectation",
+            observables=observables,
+            classes=list(classes) if classes is not None else ([-1, 1] if len(observables) == 1 else None),
+            threshold=threshold,
+            preprocessing=preprocessing,
+            name=name,
+            provenance=provenance,
+            lenient=True,
+        )
+    else:
+        raise InputError(f"QNode measurements {sorted(kinds)}: import one probs(...) or expvals of Pauli words")
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        rows = [np.atleast_1d(np.asarray(qnode(row, *weights), dtype=float)).ravel() for row in x]
+        return np.asarray(rows)
+
+    diff = roundtrip.check(model, forward, "the QNode's own forward pass", seed=seed + 1)
+    model.manifest["import"]["roundtrip_library"] = {
+        "against": "qnode forward",
+        "inputs": roundtrip.INPUTS,
+        "max_abs_diff": diff,
+    }
+    return model
