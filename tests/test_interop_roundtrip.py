@@ -156,3 +156,41 @@ def test_pennylane_qnodes_match_default_qubit(kind) -> None:
     assert np.max(np.abs(ours - ref.reshape(ours.shape))) < 1e-9
     expected = np.argmax(ref, axis=1) if ref.shape[1] > 1 else (ref[:, 0] > 0).astype(int)
     assert np.array_equal(model.predict(probs), expected)
+
+
+def test_linear_tanh_linear_before_the_circuit_matches_numpy() -> None:
+    """A hybrid's classical layers (linear -> tanh -> linear) as manifest steps: the model's
+    probabilities equal the circuit run on the numpy forward pass of those layers."""
+    from qiskit.quantum_info import Statevector
+
+    rng = np.random.default_rng(1)
+    w1, b1, w2, b2 = rng.normal(size=(5, 6)), rng.normal(size=5), rng.normal(size=(2, 5)), rng.normal(size=2)
+    steps = [
+        {"op": "linear", "weight": w1.tolist(), "bias": b1.tolist()},
+        {"op": "activation", "fn": "tanh"},
+        {"op": "linear", "weight": w2.tolist(), "bias": b2.tolist()},
+    ]
+    x = ParameterVector("x", 2)
+    qc = QuantumCircuit(2)
+    qc.ry(x[0], 0)
+    qc.ry(x[1], 1)
+    qc.cx(0, 1)
+    model = from_circuit(qc, None, list(x), readout="basis", classes=[0, 1, 2, 3], preprocessing=steps)
+    raw = rng.normal(size=(7, 6))
+    hidden = np.tanh(raw @ w1.T + b1) @ w2.T + b2
+    ref = np.array([Statevector(qc.assign_parameters(dict(zip(x, h)))).probabilities() for h in hidden])
+    assert np.max(np.abs(model.probabilities(raw) - ref)) < 1e-12
+
+
+def test_torch_layers_match_torch_forward() -> None:
+    torch = pytest.importorskip("torch")
+    from qmltest.interop.preprocessing import to_steps
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).double()
+    steps = to_steps(net)
+    from qmltest.data.preprocess import preprocess
+
+    raw = np.random.default_rng(2).normal(size=(9, 6))
+    ref = net(torch.from_numpy(raw)).detach().numpy()
+    assert np.max(np.abs(preprocess(steps, raw) - ref)) < 1e-12

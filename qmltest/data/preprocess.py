@@ -5,6 +5,7 @@ Steps (applied in order to raw dataset features):
   affine  {"scale": [...], "offset": [...]}     x * scale + offset per feature (scalers)
   pca     {"mean": [...], "components": [[...]]} (x - mean) @ components.T
   linear  {"weight": [[...]], "bias": [...]}     x @ weight.T + bias (HQNN's classical layer)
+  activation {"fn": tanh|relu|sigmoid}           elementwise, between linear layers (torch hybrids)
   image   {"transform": crop|rotate|hflip|vflip, "shape": [h, w]}   data mutations (DFC)
   feature_change {"indices": [i, j], "ops": [add|mul|sign|one_minus, ...], "value": v}   (DFC)
 """
@@ -35,6 +36,13 @@ def resize(x: np.ndarray, src: tuple[int, int], dst: tuple[int, int]) -> np.ndar
     return (rows @ imgs @ cols.T).reshape(len(x), -1)
 
 
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda a: np.maximum(a, 0.0),
+    "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a)),
+}
+
+
 def apply_step(step: dict, x: np.ndarray) -> np.ndarray:
     op = step.get("op")
     if op == "resize":
@@ -45,6 +53,11 @@ def apply_step(step: dict, x: np.ndarray) -> np.ndarray:
         return (x - np.asarray(step["mean"])) @ np.asarray(step["components"]).T
     if op == "linear":
         return x @ np.asarray(step["weight"]).T + np.asarray(step["bias"])
+    if op == "activation":
+        fn = ACTIVATIONS.get(step.get("fn"))  # type: ignore[arg-type]
+        if fn is None:
+            raise InputError(f"unknown activation '{step.get('fn')}' ({', '.join(ACTIVATIONS)})")
+        return fn(x)
     if op == "image":
         return image_transform(x, step["transform"], step.get("shape"))
     if op == "feature_change":
@@ -52,7 +65,7 @@ def apply_step(step: dict, x: np.ndarray) -> np.ndarray:
         for i, kind in zip(step["indices"], step["ops"]):
             out[:, i] = feature_op(out[:, i], kind, float(step["value"]))
         return out
-    raise InputError(f"unknown preprocessing step '{op}' (resize, affine, pca, linear)")
+    raise InputError(f"unknown preprocessing step '{op}' (resize, affine, pca, linear, activation)")
 
 
 def feature_op(v: np.ndarray, kind: str, value: float) -> np.ndarray:

@@ -21,9 +21,46 @@ def _floats(a: object) -> list:
     return np.asarray(a, dtype=float).tolist()
 
 
-def sklearn_steps(obj: object) -> list[dict]:
-    """Steps from a fitted scikit-learn transformer or Pipeline."""
+def _array(t: object) -> np.ndarray:
+    """A torch tensor (or anything array-like) as a float numpy array, without importing torch."""
+    if hasattr(t, "detach"):
+        t = t.detach().cpu().numpy()  # type: ignore[attr-defined]
+    return np.asarray(t, dtype=float)
+
+
+TORCH_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu", "Sigmoid": "sigmoid"}
+
+
+def torch_steps(obj: object) -> list[dict] | None:
+    """Steps from torch layers before the circuit: Linear, the usual activations, Sequential of
+    them (Identity, Flatten and Dropout in eval are no-ops); None for anything else."""
     kind = type(obj).__name__
+    if kind == "Sequential":
+        return [s for layer in obj for s in (torch_steps(layer) or _refuse(layer))]  # type: ignore[attr-defined]
+    if kind == "Linear" and hasattr(obj, "weight"):
+        w = _array(obj.weight)  # type: ignore[attr-defined]
+        b = _array(obj.bias) if getattr(obj, "bias", None) is not None else np.zeros(len(w))  # type: ignore[attr-defined]
+        return [{"op": "linear", "weight": _floats(w), "bias": _floats(b)}]
+    if kind in TORCH_ACTIVATIONS:
+        return [{"op": "activation", "fn": TORCH_ACTIVATIONS[kind]}]
+    if kind in ("Identity", "Flatten", "Dropout"):
+        return []
+    return None
+
+
+def _refuse(layer: object) -> list[dict]:
+    raise InputError(
+        f"torch layer '{type(layer).__name__}' is not supported before the circuit "
+        f"(Linear, {', '.join(TORCH_ACTIVATIONS)}, Identity, Flatten, Dropout)"
+    )
+
+
+def sklearn_steps(obj: object) -> list[dict]:
+    """Steps from a fitted scikit-learn transformer or Pipeline, or torch layers (`torch_steps`)."""
+    kind = type(obj).__name__
+    from_torch = torch_steps(obj) if type(obj).__module__.startswith("torch") else None
+    if from_torch is not None:
+        return from_torch
     if kind == "Pipeline":
         return [s for _, est in obj.steps for s in sklearn_steps(est)]  # type: ignore[attr-defined]
     if kind == "MinMaxScaler":
@@ -41,7 +78,8 @@ def sklearn_steps(obj: object) -> list[dict]:
             raise InputError("PCA with whiten=True is not supported: refit without whitening")
         return [{"op": "pca", "mean": _floats(obj.mean_), "components": _floats(obj.components_)}]  # type: ignore[attr-defined]
     raise InputError(
-        f"preprocessing '{kind}' is not supported (MinMaxScaler, StandardScaler, MaxAbsScaler, PCA, Pipeline)"
+        f"preprocessing '{kind}' is not supported (MinMaxScaler, StandardScaler, MaxAbsScaler, PCA, Pipeline, "
+        "torch Linear / Tanh / ReLU / Sigmoid / Sequential)"
     )
 
 
