@@ -156,7 +156,7 @@ def mutate(
     if list_only:
         if opts.strategy == "search":
             raise InputError("--list counts site strategies (qml, classic); the search strategy samples mutants")
-        counts = sites.count(model, sites.operators(opts.suite, list(names) or None), opts.strategy)
+        counts = sites.count(model, sites.operators(opts.suite, list(names) or None, seed), opts.strategy)
         write_output(json_out, report.to_json({"strategy": opts.strategy, "counts": counts}))
         if str(json_out) != "-":
             for name, n in counts.items():

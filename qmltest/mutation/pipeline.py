@@ -527,7 +527,7 @@ def iter_sites(
 ) -> Iterator[Candidate]:
     """Every (directed) site of the QML / classic operators, one candidate at a time; duplicates
     skipped and counted in `generation` once the last one is made."""
-    ops = sites.operators(opts.suite, list(opts.operators) or None)
+    ops = sites.operators(opts.suite, list(opts.operators) or None, opts.seed)
     skipped: dict[str, dict[str, int]] = {}
     per_op: dict[str, dict] = {op.name: {"generated": 0, "skipped": {}} for op in ops}
     for g in sites.iter_generate(original, ops, opts.strategy, skipped):
@@ -732,7 +732,9 @@ def _run(
             stream, total = iter(made), len(made)
         else:
             stream = iter_sites(original, opts, tick, generation)
-            total = sites.site_count(original, sites.operators(opts.suite, list(opts.operators) or None), opts.strategy)
+            total = sites.site_count(
+                original, sites.operators(opts.suite, list(opts.operators) or None, opts.seed), opts.strategy
+            )
         made_count = 0
         gen_seconds += time.perf_counter() - gen_started
         batch: list = []

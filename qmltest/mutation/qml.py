@@ -109,6 +109,9 @@ class QmlOperator:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
 
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed  # the run's root seed: sampled values and random weights derive from it
+
     def sites(self, model: Model, directed: bool) -> list[Site]:
         raise NotImplementedError
 
@@ -122,7 +125,7 @@ class APC(QmlOperator):
     name, description = "APC", "ansatz parameter change"
 
     def sites(self, model, directed):
-        rng = np.random.default_rng(0)
+        rng = np.random.default_rng([self.seed, 0])
         out = []
         for u, unit in enumerate(units(model.ir)):
             if not any(_weights(model.ir.gates[i]) for i in unit.rotation):
@@ -291,7 +294,7 @@ class ALA(QmlOperator):
         draws: list[float] = []
         if init == "random":  # one vector draw: the same numbers as one uniform() call per weight
             count = sum(len(_weights(rows[i].gate)) for i in span)
-            draws = np.random.default_rng([s, t]).uniform(-math.pi, math.pi, count).tolist()
+            draws = np.random.default_rng([self.seed, s, t]).uniform(-math.pi, math.pi, count).tolist()
         copies = []
         for i in span:
             g = rows[i].gate

@@ -20,7 +20,8 @@ from qmltest.mutation.qml import CLASSIC, QML, QmlOperator, Site, canonical
 SUITES = {"qml": QML, "classic": CLASSIC}
 
 
-def operators(suite: str, names: list[str] | None) -> list[QmlOperator]:
+def operators(suite: str, names: list[str] | None, seed: int = 0) -> list[QmlOperator]:
+    """The suite's operators (all, or those named), seeded by the run's root seed."""
     if suite not in SUITES:
         raise InputError(f"unknown operator suite '{suite}' (quanforge, qml, classic)")
     table = SUITES[suite]
@@ -28,7 +29,7 @@ def operators(suite: str, names: list[str] | None) -> list[QmlOperator]:
     unknown = [n for n in names if n not in table]
     if unknown:
         raise InputError(f"unknown {suite} operator(s) {unknown} (choose from {', '.join(table)})")
-    return [table[n]() for n in names]
+    return [table[n](seed) for n in names]
 
 
 @dataclass
