@@ -210,8 +210,12 @@ def test_pennylane_reexport_when_installed(tmp_path):
 
 
 def test_probe_value_not_found():
+    """2x is a recognized form (a multiple); 3x is not, so the probe value is found nowhere."""
     qc = QuantumCircuit(1)
     qc.rx(2 * 0.25, 0)
+    assert str(apply_probe(qc, [0.25], "c.qasm").data[0].operation.params[0]) == "2*x_000"
+    qc = QuantumCircuit(1)
+    qc.rx(3 * 0.25, 0)
     with pytest.raises(InputError, match="probe value 0.25"):
         apply_probe(qc, [0.25], "c.qasm")
 

@@ -1,0 +1,139 @@
+"""What decides a mutation run: the operator suites, strategies, defaults, the options record and the
+candidate (one generated mutant on its way through the pipeline)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from qmltest.artifact import Model
+from qmltest.errors import InputError
+from qmltest.mutation import criteria
+from qmltest.mutation import delta as delta_mod
+from qmltest.mutation.generate import Settings
+from qmltest.mutation.scope import Scope
+
+FORMAT = "qmltest.mutation/3"
+OPERATOR_SUITES = ("quanforge", "qml", "classic")
+STRATEGIES = ("search", "directed", "exhaustive")
+NULL_COPIES = 200
+DEFAULT_CORRECTION = {"statistical": "none", "majority": "holm", "majority-literal": "none"}
+DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' own settings)
+    "quanforge": ("search", "statistical", "class"),
+    "qml": ("directed", "majority", "plain"),
+    "classic": ("directed", "majority", "plain"),
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A scope the search strategy runs in (QuanForge RQ2's depth / gate-type / qubit cells)."""
+
+    name: str
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything that decides a mutation run (the CLI and run configs fill it)."""
+
+    suite: str = "quanforge"
+    operators: tuple[str, ...] = ()
+    strategy: str = ""
+    criterion: str = ""
+    correction: str = ""
+    scoring: str = ""
+    shots: int | None = 1000
+    repeats: int = 20
+    seed: int = 0
+    settings: Settings = field(default_factory=Settings)
+    distribution: str = "gaussian"
+    scale: float = 1.0
+    null_copies: int = NULL_COPIES
+    sequential: bool = False
+    shots_budget: int | None = None  # sequential: most shots per (mutant, input); default 5 x repeats x shots
+    power: float = 0.8  # sequential: 1 - beta, the chance a mutant at the effect / margin is not survived
+    margin: float = 0.3  # sequential majority: the vote-probability drop survival must rule out
+
+    @property
+    def max_repeats(self) -> int:
+        """Repeats at the sequential design's last look (the fixed design's repeats otherwise)."""
+        if not self.sequential:
+            return self.repeats
+        if self.shots_budget is None:
+            return 5 * self.repeats
+        return max(2, self.shots_budget // (self.shots or 1))
+
+    def resolved(self) -> Options:
+        """Defaults by operator suite filled in, every choice validated (one clear error)."""
+        if self.suite not in OPERATOR_SUITES:
+            raise InputError(f"unknown operator suite '{self.suite}' (choose from {', '.join(OPERATOR_SUITES)})")
+        strategy, criterion, scoring = DEFAULTS[self.suite]
+        out = replace(
+            self,
+            strategy=self.strategy or strategy,
+            criterion=self.criterion or criterion,
+            scoring=self.scoring or scoring,
+        )
+        if out.criterion in criteria.CRITERIA:
+            out = replace(out, correction=out.correction or DEFAULT_CORRECTION[out.criterion])
+        if out.strategy not in STRATEGIES:
+            raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got '{out.strategy}'")
+        if (out.strategy == "search") != (out.suite == "quanforge"):
+            raise InputError(
+                f"--strategy {out.strategy} does not generate {out.suite} mutants: search (Algorithm 1) is for "
+                "the quanforge operators, directed/exhaustive site enumeration for qml and classic"
+            )
+        for value, allowed, name in (
+            (out.criterion, criteria.CRITERIA, "--criterion"),
+            (out.correction, criteria.CORRECTIONS, "--correction"),
+            (out.scoring, criteria.SCORINGS, "--scoring"),
+        ):
+            if value not in allowed:
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, got '{value}'")
+        if out.shots is not None and out.shots < 1:
+            raise InputError(f"--shots must be positive, got {out.shots}")
+        if out.repeats < 2:
+            raise InputError(f"--repeats must be at least 2 (a distribution), got {out.repeats}")
+        if out.null_copies < 1:
+            raise InputError(f"--null-copies must be at least 1, got {out.null_copies}")
+        if out.sequential:
+            if out.shots is None:
+                raise InputError("--sequential draws shots: it does not apply with --exact")
+            if out.shots_budget is not None and out.shots_budget < 2 * out.shots:
+                raise InputError(
+                    f"--shots-budget must allow at least 2 predictions of {out.shots} shots, got {out.shots_budget}"
+                )
+            if out.criterion == "statistical" and out.correction != "none":
+                raise InputError("--sequential decides each mutant on its own: --correction must be none")
+            if out.criterion == "majority-literal":
+                raise InputError("--sequential applies to the statistical and majority criteria")
+            if not 0 < out.power < 1:
+                raise InputError(f"--power must be in (0, 1), got {out.power}")
+            if not 0 < out.margin < 1:
+                raise InputError(f"--margin must be in (0, 1), got {out.margin}")
+        elif out.shots_budget is not None:
+            raise InputError("--shots-budget applies to --sequential runs")
+        return out
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["operators"] = list(self.operators)
+        return d
+
+
+@dataclass
+class Candidate:
+    """A generated mutant: where it came from, its model (None when incompetent, and once it is
+    scored and saved) and its evidence."""
+
+    id: str
+    operator: str
+    cell: str
+    site: str
+    model: Model | None
+    status: str  # scored | not-effective | equivalent | incompetent: ...
+    percentage: float | None = None
+    search: dict = field(default_factory=dict)
+    touched: list[int] = field(default_factory=list)
+    evidence: dict[str, dict] = field(default_factory=dict)
+    delta: delta_mod.Delta | None = None  # set instead of `model` on the way to a worker

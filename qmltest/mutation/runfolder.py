@@ -1,0 +1,96 @@
+"""The run folder: run.json (settings that decide the evidence), results.jsonl (append-only, last line
+per id wins, a torn last line ignored) and mutants/<id>/ artifacts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from qmltest import artifact, report
+from qmltest.artifact import Model
+from qmltest.errors import InputError
+from qmltest.mutation.options import FORMAT
+from qmltest.splice import Splicer
+
+
+class RunFolder:
+    """Append-only results log (last line per id wins, torn last line ignored) + mutant artifacts."""
+
+    def __init__(self, path: Path | None, fresh: bool, fingerprint: dict, original: Model) -> None:
+        self.path = path
+        self.records: dict[str, dict] = {}
+        self._original = original
+        self._splicer: Splicer | None = None
+        self._checked: set[str] = set()
+        if path is None:
+            return
+        if path.exists() and not path.is_dir():
+            raise InputError(f"--out {path}: exists and is not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        log, meta = path / "results.jsonl", path / "run.json"
+        if fresh:
+            log.unlink(missing_ok=True)
+            meta.unlink(missing_ok=True)
+        if log.exists() and not meta.exists():
+            raise InputError(
+                f"{path}: a run folder of an older qmltest (qmltest.mutation/1) or damaged: "
+                "use --force or another --out"
+            )
+        if meta.exists():
+            old = report.read_json(meta)
+            if not isinstance(old, dict) or old.get("format") != FORMAT:
+                raise InputError(f"{meta}: not a {FORMAT} run folder: use --force or another --out")
+            if old.get("fingerprint") != fingerprint:
+                raise InputError(
+                    f"{path}: made with other settings (model, data, seed, shots or repeats): "
+                    "use --force or another --out"
+                )
+        report.write_text_atomic(meta, report.to_json({"format": FORMAT, "fingerprint": fingerprint}))
+        artifact.save(original.exported(), path / "original")
+        if log.is_dir():
+            raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
+        if log.exists():
+            for n, line in enumerate(log.read_text().splitlines(), 1):
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # an interrupted write: that mutant is simply redone
+                if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+                    raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
+                self.records.setdefault(rec["id"], {}).update(rec)
+
+    def append(self, rec: dict) -> None:
+        self.records.setdefault(rec["id"], {}).update(rec)
+        if self.path is None:
+            return
+        with open(self.path / "results.jsonl", "a") as fh:
+            fh.write(json.dumps(rec, sort_keys=True, default=_json_default) + "\n")
+            fh.flush()
+
+    def save_model(self, mid: str, model: Model | None) -> None:
+        """A mutant's model folder, its text spliced from the original's (`splice`; Qiskit's
+        exporter where splicing does not apply) and its manifest checked once per distinct
+        preprocessing and readout."""
+        if self.path is None or model is None or (self.path / "mutants" / mid / "model.json").exists():
+            return
+        if not model.qasm_text:
+            if self._splicer is None:
+                self._splicer = Splicer(self._original.ir)
+            text = self._splicer.text(model.ir)
+            model = model.exported() if text is None else replace(model, qasm_text=text)
+        key = json.dumps(
+            {k: v for k, v in model.manifest.items() if k not in ("layers", "qasm_sha256")}, sort_keys=True
+        )
+        artifact.save(model, self.path / "mutants" / mid, validate=key not in self._checked)
+        self._checked.add(key)
+
+
+def _json_default(obj: object) -> object:
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(type(obj).__name__)
