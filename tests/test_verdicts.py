@@ -261,3 +261,26 @@ def test_interval_values_and_format() -> None:
     assert intervals.fmt(0.87, [0.82, 0.91]) == "0.87 [0.82, 0.91]"
     assert intervals.fmt(None, None) == "-"
     assert intervals.exceeds(20, 200, 0.05) and not intervals.exceeds(14, 200, 0.05)
+
+
+def test_readme_criterion_example_registers_and_judges_a_run() -> None:
+    """The README's 'Adding a kill criterion' block, run as written: it registers, re-judges a
+    stored run, never kills more than Holm (Bonferroni is the weaker test) and holds the null control."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("### Adding a kill criterion") :]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    assert "majority-bonferroni" in criteria.REGISTRY
+    try:
+        model, data = _suite("qcl-mnist01", "mnist", None, 30)
+        result, _ = pipeline.run(model, [data], pipeline.Options(suite="qml", operators=("APC",), null_copies=50))
+        bonf = pipeline.redecide(result, criterion="majority-bonferroni")
+        holm = result["suites"][data.name]
+        s = bonf["suites"][data.name]
+        assert bonf["meta"]["criterion"] == "majority-bonferroni" and s["scored_mutants"] == holm["scored_mutants"]
+        assert 0 < s["killed"] <= holm["killed"]
+        assert not s["null_control"]["exceeds_alpha"]
+    finally:
+        criteria.REGISTRY.pop("majority-bonferroni", None)

@@ -25,12 +25,107 @@ from the score.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
-CRITERIA = ("statistical", "majority", "majority-literal")
 CORRECTIONS = ("none", "holm", "bh")
 SCORINGS = ("class", "plain")
+
+
+class Criterion:
+    """A kill criterion: verdicts for one suite's stored evidence. Adding one is one subclass with
+    a `name`, decorated with `@register` (the CLI, the report schema and `redecide` read REGISTRY)."""
+
+    name: ClassVar[str] = ""
+    default_correction: ClassVar[str] = "none"  # the family control when --correction is not given
+    sequential: ClassVar[bool] = False  # whether --sequential evidence carries its decision
+
+    def decide(
+        self, evidence: dict[str, dict], labels: np.ndarray, classes: list, correction: str, alpha: float, effect: float
+    ) -> dict[str, dict]:
+        """{mutant id: {killed, killed_classes, killed_by}}; ids in sorted order (`decide`)."""
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, Criterion] = {}
+
+
+def register(cls: type[Criterion]) -> type[Criterion]:
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def _by_inputs(evidence: dict[str, dict], labels: np.ndarray, classes: list, killed_by) -> dict[str, dict]:
+    """Verdicts of a criterion that kills on inputs: a class is killed when one of its inputs is."""
+    out = {}
+    for mid in sorted(evidence):
+        by = killed_by(evidence[mid])
+        hit = sorted({int(labels[i]) for i in by})
+        out[mid] = {"killed": bool(by), "killed_classes": [classes[c] for c in hit], "killed_by": by}
+    return out
+
+
+@register
+class Statistical(Criterion):
+    """QuanForge Eq. 2: GLM p < alpha and Cohen's d >= effect, overall and per class (Eq. 4)."""
+
+    name = "statistical"
+    sequential = True
+
+    def decide(self, evidence, labels, classes, correction, alpha, effect):
+        ids = sorted(evidence)
+        overall = adjust([_p(evidence[m]["stat"]["all"]) for m in ids], correction)
+        keys = [(m, c) for m in ids for c in sorted(evidence[m]["stat"]["classes"], key=int)]
+        per_class = dict(zip(keys, adjust([_p(evidence[m]["stat"]["classes"][c]) for m, c in keys], correction)))
+        out = {}
+        for mid, p_all in zip(ids, overall):
+            stat = evidence[mid]["stat"]
+            hit = [
+                c
+                for c in sorted(stat["classes"], key=int)
+                if _killed(per_class[(mid, c)], stat["classes"][c][1], alpha, effect)
+            ]
+            out[mid] = {
+                "killed": _killed(p_all, stat["all"][1], alpha, effect),
+                "killed_classes": [classes[int(c)] for c in hit],
+                "killed_by": [],
+            }
+        return out
+
+
+@register
+class Majority(Criterion):
+    """The vote test (`votes`): Holm (default) or BH over the correct inputs' p-values."""
+
+    name = "majority"
+    default_correction = "holm"
+    sequential = True
+
+    def decide(self, evidence, labels, classes, correction, alpha, effect):
+        return _by_inputs(evidence, labels, classes, lambda ev: _votes(ev, alpha, correction))
+
+
+@register
+class MajorityLiteral(Criterion):
+    """The paper's rule as written: one vote of S shots mispredicts a correct input."""
+
+    name = "majority-literal"
+
+    def decide(self, evidence, labels, classes, correction, alpha, effect):
+        return _by_inputs(evidence, labels, classes, lambda ev: list(ev["killed_by"]))
+
+
+CRITERIA = tuple(REGISTRY)
+DEFAULT_CORRECTION = {name: c.default_correction for name, c in REGISTRY.items()}
+
+
+def get(name: str) -> Criterion:
+    if name not in REGISTRY:
+        from qmltest.errors import InputError
+
+        raise InputError(f"--criterion must be one of {', '.join(REGISTRY)}, got '{name}'")
+    return REGISTRY[name]
 
 
 def adjust(pvalues: list[float], correction: str) -> list[float]:
@@ -61,46 +156,17 @@ def decide(
     alpha: float,
     effect: float,
 ) -> dict[str, dict]:
-    """Verdicts {mutant id: {killed, killed_classes, killed_by}} for one suite's evidence.
+    """Verdicts {mutant id: {killed, killed_classes, killed_by}} for one suite's evidence, by the
+    registered criterion (sequential decisions where the evidence carries them).
 
-    `evidence[id]` holds ``stat`` ({"all": [p, d], "classes": {index: [p, d]}}) and ``killed_by``
-    (indices into the suite of mispredicted, correctly classified inputs; `labels` are the suite's
-    class indices). Ids are processed in sorted order so the
-    family of an adjustment never depends on evaluation order.
+    `evidence[id]` holds ``stat`` ({"all": [p, d], "classes": {index: [p, d]}}), ``votes`` and
+    ``killed_by`` (indices into the suite; `labels` are the suite's class indices). Ids are processed
+    in sorted order so the family of an adjustment never depends on evaluation order.
     """
-    ids = sorted(evidence)
-    if any("sequential" in evidence[m] for m in ids) and criterion != "majority-literal":
-        return {m: _sequential(evidence[m], labels, classes, criterion) for m in ids}
-    if criterion in ("majority", "majority-literal"):
-        out = {}
-        for mid in ids:
-            by = (
-                _literal(evidence[mid]) if criterion == "majority-literal" else _votes(evidence[mid], alpha, correction)
-            )
-            hit = sorted({int(labels[i]) for i in by})
-            out[mid] = {"killed": bool(by), "killed_classes": [classes[c] for c in hit], "killed_by": by}
-        return out
-    overall = adjust([_p(evidence[m]["stat"]["all"]) for m in ids], correction)
-    keys = [(m, c) for m in ids for c in sorted(evidence[m]["stat"]["classes"], key=int)]
-    per_class = dict(zip(keys, adjust([_p(evidence[m]["stat"]["classes"][c]) for m, c in keys], correction)))
-    out = {}
-    for mid, p_all in zip(ids, overall):
-        stat = evidence[mid]["stat"]
-        hit = [
-            c
-            for c in sorted(stat["classes"], key=int)
-            if _killed(per_class[(mid, c)], stat["classes"][c][1], alpha, effect)
-        ]
-        out[mid] = {
-            "killed": _killed(p_all, stat["all"][1], alpha, effect),
-            "killed_classes": [classes[int(c)] for c in hit],
-            "killed_by": [],
-        }
-    return out
-
-
-def _literal(ev: dict) -> list[int]:
-    return list(ev["killed_by"])
+    rule = get(criterion)
+    if rule.sequential and any("sequential" in ev for ev in evidence.values()):
+        return {m: _sequential(evidence[m], labels, classes, criterion) for m in sorted(evidence)}
+    return rule.decide(evidence, labels, classes, correction, alpha, effect)
 
 
 def _votes(ev: dict, alpha: float, correction: str) -> list[int]:

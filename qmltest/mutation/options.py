@@ -16,7 +16,7 @@ FORMAT = "qmltest.mutation/3"
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
 STRATEGIES = ("search", "directed", "exhaustive")
 NULL_COPIES = 200
-DEFAULT_CORRECTION = {"statistical": "none", "majority": "holm", "majority-literal": "none"}
+DEFAULT_CORRECTION = criteria.DEFAULT_CORRECTION
 DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' own settings)
     "quanforge": ("search", "statistical", "class"),
     "qml": ("directed", "majority", "plain"),
@@ -74,8 +74,8 @@ class Options:
             criterion=self.criterion or criterion,
             scoring=self.scoring or scoring,
         )
-        if out.criterion in criteria.CRITERIA:
-            out = replace(out, correction=out.correction or DEFAULT_CORRECTION[out.criterion])
+        if out.criterion in criteria.REGISTRY:
+            out = replace(out, correction=out.correction or criteria.REGISTRY[out.criterion].default_correction)
         if out.strategy not in STRATEGIES:
             raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got '{out.strategy}'")
         if (out.strategy == "search") != (out.suite == "quanforge"):
@@ -84,7 +84,7 @@ class Options:
                 "the quanforge operators, directed/exhaustive site enumeration for qml and classic"
             )
         for value, allowed, name in (
-            (out.criterion, criteria.CRITERIA, "--criterion"),
+            (out.criterion, tuple(criteria.REGISTRY), "--criterion"),
             (out.correction, criteria.CORRECTIONS, "--correction"),
             (out.scoring, criteria.SCORINGS, "--scoring"),
         ):

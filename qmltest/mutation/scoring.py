@@ -12,7 +12,7 @@ from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.mutation import criteria, stats
 from qmltest.mutation.evaluate import seed_of
-from qmltest.mutation.options import DEFAULT_CORRECTION, FORMAT, Candidate
+from qmltest.mutation.options import FORMAT, Candidate
 
 
 def candidate_row(c: Candidate) -> dict:
@@ -197,7 +197,7 @@ def redecide(
         ],
     }
     for name, value, allowed in (
-        ("criterion", criterion, criteria.CRITERIA),
+        ("criterion", criterion, tuple(criteria.REGISTRY)),
         ("correction", correction, criteria.CORRECTIONS),
         ("scoring", scoring, criteria.SCORINGS),
     ):
@@ -205,7 +205,7 @@ def redecide(
             raise InputError(f"--{name} must be one of {', '.join(allowed)}, got '{value}'")
     chosen = criterion or meta["criterion"]
     if correction is None:  # a new criterion brings its own default family control
-        correction = meta["correction"] if chosen == meta["criterion"] else DEFAULT_CORRECTION[chosen]
+        correction = meta["correction"] if chosen == meta["criterion"] else criteria.REGISTRY[chosen].default_correction
     return build_report(data, chosen, correction, scoring or meta["scoring"])
 
 
