@@ -128,3 +128,22 @@ def parse_list(text: str | None, option: str, cast: type = int) -> list | None:
 
 def parse_classes(text: str | None) -> list[int] | None:
     return parse_list(text, "--classes")
+
+
+def backend_option() -> Any:
+    """`--backend` for every command that simulates: one name, one help text."""
+    return typer.Option("auto", "--backend", help="Simulator: auto (numpy up to 12 qubits, Aer above), numpy or aer.")
+
+
+def with_backend(fn: F) -> F:
+    """Run the command with its `--backend` choice for every simulation it makes (and the local
+    workers it starts); an unknown name is one line and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from qmltest.simulate import backend as backend_mod
+
+        with backend_mod.using(kwargs.get("backend") or "auto"):
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import EXIT_GATE, check_range, err, handle_errors, out, write_output
+from qmltest_cli.common import (
+    EXIT_GATE,
+    backend_option,
+    check_range,
+    err,
+    handle_errors,
+    out,
+    with_backend,
+    write_output,
+)
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
@@ -51,6 +60,7 @@ def load_profile(path: Path, model: artifact.Model) -> Profile:
 
 
 @handle_errors
+@with_backend
 def cover(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
@@ -74,6 +84,7 @@ def cover(
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    backend: str = backend_option(),
 ) -> None:
     """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
     gates = parse_gates(fail_under or [])

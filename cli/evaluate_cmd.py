@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import check_range, handle_errors, out, write_output
+from qmltest_cli.common import backend_option, check_range, handle_errors, out, with_backend, write_output
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
@@ -15,6 +15,7 @@ from qmltest.noise.config import load as load_noise
 
 
 @handle_errors
+@with_backend
 def evaluate(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     data: str = typer.Option(..., help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS)."),
@@ -22,7 +23,7 @@ def evaluate(
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     shots: int = typer.Option(1000, help="Shots per input (majority prediction)."),
     exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
-    backend: str = typer.Option("numpy", help="numpy (fast, batched) or aer (reference)."),
+    backend: str = backend_option(),
     limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, min=0, help="Seed for shot sampling."),
     noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
@@ -43,7 +44,7 @@ def evaluate(
     if quiet or str(json_out) == "-":
         return
     mode = ("exact" if exact else f"{shots} shots") + (f", noise {cfg.name}" if cfg else "")
-    t = Table(title=f"{model.manifest['name']} on {data}:{split} ({mode}, {backend})")
+    t = Table(title=f"{model.manifest['name']} on {data}:{split} ({mode}, {result['backend']})")
     t.add_column("class")
     t.add_column("samples", justify="right")
     t.add_column("accuracy", justify="right")

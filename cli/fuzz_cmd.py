@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import check_range, err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.common import (
+    backend_option,
+    check_range,
+    err,
+    handle_errors,
+    out,
+    progress_bar,
+    with_backend,
+    write_output,
+)
 from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
@@ -26,6 +35,7 @@ def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: in
 
 
 @handle_errors
+@with_backend
 def fuzz(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
@@ -46,6 +56,7 @@ def fuzz(
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    backend: str = backend_option(),
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
     guides = list(GUIDES) if guide == "all" else [guide]

@@ -6,7 +6,18 @@ import os
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import EXIT_GATE, check_range, command_line, err, handle_errors, out, progress_bar, write_output
+from qmltest_cli.common import (
+    EXIT_GATE,
+    backend_option,
+    check_range,
+    command_line,
+    err,
+    handle_errors,
+    out,
+    progress_bar,
+    with_backend,
+    write_output,
+)
 from qmltest_cli.config import with_config
 from rich.table import Table
 
@@ -52,6 +63,7 @@ def scan_cells(scan: str | None, base: Scope, model: artifact.Model) -> list[Cel
 
 @handle_errors
 @with_config("mutate")
+@with_backend
 def mutate(
     ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
@@ -111,6 +123,7 @@ def mutate(
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    backend: str = backend_option(),
 ) -> None:
     """Mutation testing: one pipeline, any generation strategy with any kill criterion.
 

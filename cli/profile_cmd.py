@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import handle_errors, out, write_output
+from qmltest_cli.common import backend_option, handle_errors, out, with_backend, write_output
 
 from qmltest import artifact, parallel, report
 from qmltest.coverage import profile as profiling
@@ -16,6 +16,7 @@ from qmltest.noise.config import load as load_noise
 
 
 @handle_errors
+@with_backend
 def profile(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     data: str = typer.Option(..., help="Dataset name or file."),
@@ -30,6 +31,7 @@ def profile(
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    backend: str = backend_option(),
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import handle_errors, out
+from qmltest_cli.common import backend_option, handle_errors, out, with_backend
 from rich.table import Table
 
 from qmltest import artifact, attacks, parallel, suites
@@ -27,6 +27,7 @@ def _data(spec: str, model: artifact.Model):
 
 @app.command("build")
 @handle_errors
+@with_backend
 def build(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     kind: str = typer.Option(..., help="ori, hconf, lconf, skewed, small, ood, aug or adv."),
@@ -35,6 +36,7 @@ def build(
     epsilon: float = typer.Option(64 / 255, help="adv: FGSM step as a fraction of the value range."),
     seed: int = typer.Option(0, min=0),
     out_path: Path = typer.Option(..., "--out", help="Suite NPZ to write."),
+    backend: str = backend_option(),
 ) -> None:
     """Build a suite from correctly classified inputs (QuanForge Sec. 4.3.1)."""
     model = artifact.load(model_path)
@@ -52,6 +54,7 @@ def build(
 
 @app.command("attack")
 @handle_errors
+@with_backend
 def attack(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     method: str = typer.Option("fgsm", help="fgsm, jsma, dlfuzz, quantest or random."),
@@ -63,6 +66,7 @@ def attack(
     out_path: Path = typer.Option(..., "--out", help="NPZ of adversarial inputs."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    backend: str = backend_option(),
 ) -> None:
     """Attack correctly classified seeds; report the attack success rate (QCov Table 14)."""
     where = parallel.plan(workers, cluster)

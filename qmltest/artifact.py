@@ -154,7 +154,7 @@ class Model:
     def probabilities(
         self,
         raw: np.ndarray,
-        backend: str = "numpy",
+        backend: str | None = None,
         register: str = "readout",
         noise: object = None,
         where: object = None,
@@ -165,9 +165,11 @@ class Model:
         probabilities do not depend on how the inputs were split.
         """
         from qmltest import parallel
+        from qmltest.simulate import backend as backend_mod
 
         encoded = self.encode(raw)
         job = self.job(register)
+        backend = backend or backend_mod.current()  # named, so that worker processes choose alike
         if where is None or where.local or len(encoded) <= CHUNK_INPUTS:  # type: ignore[attr-defined]
             return engine.probabilities(job, encoded, backend, noise)
         items = [encoded[i : i + CHUNK_INPUTS] for i in range(0, len(encoded), CHUNK_INPUTS)]

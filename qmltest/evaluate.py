@@ -6,6 +6,7 @@ import numpy as np
 
 from qmltest.artifact import Model
 from qmltest.errors import InputError
+from qmltest.simulate import backend as backend_mod
 from qmltest.simulate import engine
 
 
@@ -24,7 +25,7 @@ def evaluate(
     labels: np.ndarray,
     shots: int | None,
     seed: int = 0,
-    backend: str = "numpy",
+    backend: str | None = None,
     noise: object = None,
     where: object = None,
 ) -> dict:
@@ -50,7 +51,7 @@ def evaluate(
         "shots": shots,
         "exact": shots is None,
         "seed": seed,
-        "backend": backend,
+        "backend": backend_mod.resolve(backend, model.ir.num_qubits),
         "model_sha256": model.sha256,
         "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
     }

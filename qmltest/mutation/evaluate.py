@@ -52,8 +52,19 @@ class Data:
 
 
 class Evaluator:
-    def __init__(self, original: Model, repeats: int, shots: int | None, seed: int, noise: object = None) -> None:
+    def __init__(
+        self,
+        original: Model,
+        repeats: int,
+        shots: int | None,
+        seed: int,
+        noise: object = None,
+        backend: str | None = None,
+    ) -> None:
+        from qmltest.simulate import backend as backend_mod
+
         self.original = original
+        self.backend = backend_mod.resolve(backend, original.ir.num_qubits)  # concrete: numpy or aer
         self.noise = noise
         self.repeats = repeats
         self.shots = shots
@@ -70,11 +81,11 @@ class Evaluator:
             if data.raw is None:
                 raise InputError(f"{data.name}: a data mutation needs the raw inputs")
             encoded = model.encode(data.raw)
-        elif self.noise is None and self.prefix_reuse and model is not self.original:
+        elif self.noise is None and self.prefix_reuse and model is not self.original and self.backend == "numpy":
             reused = self._resumed(model, data)
             if reused is not None:
                 return reused
-        return engine.probabilities(model.job(), encoded, noise=self.noise)
+        return engine.probabilities(model.job(), encoded, self.backend, noise=self.noise)
 
     prefix_reuse = True
     fuse = True

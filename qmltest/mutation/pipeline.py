@@ -138,6 +138,7 @@ def _run(
         "shots": opts.shots,
         "repeats": opts.repeats,
         "null_copies": opts.null_copies,
+        "backend": evaluator.backend,
         "sequential": None
         if not opts.sequential
         else {"budget": opts.max_repeats, "power": opts.power, "margin": opts.margin, "correction": opts.correction},
@@ -254,6 +255,7 @@ def _run(
             else {"name": getattr(noise, "name", None), "sha256": getattr(noise, "sha256", None)},
             "versions": report.versions(),
             "command": list(command or []),
+            "backend": evaluator.backend,
             "options": opts.to_dict(),
         },
         "circuit": {

@@ -16,6 +16,7 @@ from qiskit.circuit import Parameter, QuantumCircuit
 
 from qmltest.errors import InputError
 from qmltest.simulate import aer, statevector
+from qmltest.simulate import backend as backend_mod
 
 BACKENDS = ("numpy", "aer")
 MAX_STATE_BYTES = 8 * 2**30
@@ -117,11 +118,12 @@ def check_size(num_qubits: int, method: str = "statevector", batch: int = 1) -> 
         )
 
 
-def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noise=None) -> np.ndarray:
+def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None, noise=None) -> np.ndarray:
     """Exact probabilities (N, 2^m) over the measured qubits for encoded inputs.
 
     `encoded` is (N, F) feature values for angle encoding, or (N, 2^n) states for amplitude.
-    With a NoiseConfig `noise` (not all-zero), the noisy probabilities from Aer.
+    With a NoiseConfig `noise` (not all-zero), the noisy probabilities from Aer. `backend`: numpy,
+    aer or auto; None takes the process's choice (`backend.current`, auto by default).
     """
     encoded = np.asarray(encoded)
     if not job.amplitude and encoded.shape[1] != len(job.inputs):
@@ -133,8 +135,7 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str = "numpy", noi
         inputs, aer_encoded = [inputs[i] for i in keep], encoded[:, keep]
     else:
         aer_encoded = encoded
-    if backend not in BACKENDS:
-        raise InputError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
+    backend = backend_mod.resolve(backend, job.num_qubits)
     if noise is not None:
         from qmltest.noise.build import is_trivial
         from qmltest.simulate import noisy

@@ -1,0 +1,67 @@
+"""Which simulator runs a job: one registry of backend names and one dispatch rule.
+
+- ``numpy``: qmltest's batched statevector (`statevector`), the fastest path for small circuits
+  (no per-experiment overhead, prefix reuse across mutants);
+- ``aer``: Qiskit Aer with batched parameter binds, the reference, fused and multi-threaded, the
+  faster path for large circuits;
+- ``auto`` (default): numpy up to CROSSOVER qubits, Aer above. The crossover is measured with
+  `make bench-engine` (scaling table, hardware-efficient circuit, 64 inputs, exact probabilities).
+
+A command chooses with `--backend`; the choice is read here by every simulation of the process
+(`using`), and exported in QMLTEST_BACKEND so that local worker processes make the same one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from qmltest.errors import InputError
+
+NAMES = ("auto", "numpy", "aer")
+CROSSOVER = 12
+"""Largest qubit count that `auto` runs on numpy. Measured here (2 cores, 64 inputs, us per input):
+numpy 12 q 1,126 vs Aer 1,790; 13 q 2,962 vs 2,360; 14 q 9,600 vs 2,914 (see README, Engine)."""
+ENV = "QMLTEST_BACKEND"
+
+_current: ContextVar[str | None] = ContextVar("qmltest_backend", default=None)
+
+
+def check(name: str) -> str:
+    if name not in NAMES:
+        raise InputError(f"unknown backend '{name}' (choose from {', '.join(NAMES)})")
+    return name
+
+
+def current() -> str:
+    """The backend chosen for this process: `using`, else $QMLTEST_BACKEND, else auto."""
+    return check(_current.get() or os.environ.get(ENV) or "auto")
+
+
+def resolve(name: str | None, num_qubits: int) -> str:
+    """The concrete backend (numpy or aer) for a job of `num_qubits` qubits."""
+    chosen = check(name) if name else current()
+    if chosen == "auto":
+        return "numpy" if num_qubits <= CROSSOVER else "aer"
+    return chosen
+
+
+@contextmanager
+def using(name: str | None) -> Iterator[None]:
+    """Run the block (and local workers started in it) with this backend; None changes nothing."""
+    if name is None:
+        yield
+        return
+    token = _current.set(check(name))
+    before = os.environ.get(ENV)
+    os.environ[ENV] = name
+    try:
+        yield
+    finally:
+        _current.reset(token)
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
