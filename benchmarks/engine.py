@@ -58,8 +58,8 @@ def bench(path: str) -> None:
     encoded = model.encode(x)
     job = model.job()
     rng = np.random.default_rng(0)
-    t_exact = timed(lambda: engine.probabilities(job, encoded))
-    t_shots = timed(lambda: engine.sample_counts(engine.probabilities(job, encoded), SHOTS, rng))
+    t_exact = timed(lambda: engine.probabilities(job, encoded, "numpy"))
+    t_shots = timed(lambda: engine.sample_counts(engine.probabilities(job, encoded, "numpy"), SHOTS, rng))
     t_aer = timed(lambda: engine.probabilities(job, encoded, "aer"), repeat=1)
     t_naive = timed(lambda: naive(model, encoded), repeat=1)
     t_naive0 = timed(lambda: naive(model, encoded, 0), repeat=1)
@@ -91,23 +91,32 @@ def hardware_efficient(n: int, layers: int = 3) -> engine.Circuit:
     return engine.Circuit(qc, (0,), tuple(x))
 
 
-def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 14, 16), batch: int = 64) -> None:
+def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 13, 14, 16, 18), batch: int = 64) -> None:
     import tracemalloc
 
+    from qmltest.simulate import backend
+
     print(f"scaling: exact probabilities of {batch} inputs, 3 weight layers; us per input")
-    print(f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'numpy peak MB':>14}")
+    print(
+        f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'auto':>10} {'auto/best':>9} {'numpy peak MB':>14}"
+    )
     for n in sizes:
         job = hardware_efficient(n)
         enc = np.random.default_rng(0).uniform(0, np.pi, (batch, n))
-        engine.probabilities(job, enc[:2])
-        t_np = timed(lambda job=job, enc=enc: engine.probabilities(job, enc))
-        t_aer = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "aer"), repeat=1)
+        engine.probabilities(job, enc[:2], "numpy")
+        engine.probabilities(job, enc[:2], "aer")
+        t_np = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "numpy"), repeat=1 if n > 14 else 3)
+        t_aer = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "aer"), repeat=3)
+        t_auto = t_np if backend.resolve("auto", n) == "numpy" else t_aer  # auto runs exactly one of the two
         tracemalloc.start()
-        engine.probabilities(job, enc)
+        engine.probabilities(job, enc, "numpy")
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         per = 1e6 / batch
-        print(f"{n:>6} {t_np * per:10.1f} {t_aer * per:10.1f} {t_aer / t_np:6.1f}x {peak / 2**20:14.1f}")
+        print(
+            f"{n:>6} {t_np * per:10.1f} {t_aer * per:10.1f} {t_aer / t_np:6.1f}x {t_auto * per:10.1f} "
+            f"{t_auto / min(t_np, t_aer):8.2f}x {peak / 2**20:14.1f}"
+        )
 
 
 if __name__ == "__main__":
