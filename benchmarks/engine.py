@@ -98,7 +98,8 @@ def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 13, 14, 16, 18), batch: i
 
     print(f"scaling: exact probabilities of {batch} inputs, 3 weight layers; us per input")
     print(
-        f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'auto':>10} {'auto/best':>9} {'numpy peak MB':>14}"
+        f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'auto':>10} {'auto/best':>9}"
+        f" {'numpy peak MB':>14}"
     )
     for n in sizes:
         job = hardware_efficient(n)

@@ -1,46 +1,86 @@
-"""The `qmltest` typer app: each command lives in its own module and only parses, calls, renders."""
+"""The `qmltest` typer app: each command lives in its own module and only parses, calls, renders.
+
+Commands load lazily: `qmltest --version` and `qmltest --help` import no command module (and so
+none of qiskit, scipy.stats, statsmodels, dask, matplotlib), and `qmltest CMD` imports only CMD's
+module. The table below gives each command's module, attribute and one-line help for the top-level
+help page; a test holds the line to the command's own docstring.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 import typer
-from qmltest_cli import (
-    cover_cmd,
-    diversity_cmd,
-    evaluate_cmd,
-    fuzz_cmd,
-    import_cmd,
-    inspect_cmd,
-    mutate_cmd,
-    noise_cmd,
-    profile_cmd,
-    report_cmd,
-    suite_cmd,
-    train_cmd,
-    zoo_cmd,
-)
+from typer import _click as click
+from typer.core import TyperGroup
+
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "import": ("import_cmd", "import_model", "Import a trained circuit as a qmltest model and print what was decided."),
+    "inspect": ("inspect_cmd", "inspect", "Show the layer/block/gate structure, parameters and readout of a model."),
+    "evaluate": (
+        "evaluate_cmd",
+        "evaluate",
+        "Classify a dataset split with the model; print accuracy and per-class accuracy.",
+    ),
+    "profile": ("profile_cmd", "profile", "Profile l(s), u(s), mean, std, median and MAD per basis state."),
+    "cover": ("cover_cmd", "cover", "Coverage of a test suite: totals, per-state detail, growth per input, per part."),
+    "diversity": (
+        "diversity_cmd",
+        "diversity",
+        "Input diversity: JS divergence of fidelity distributions vs Haar states.",
+    ),
+    "mutate": (
+        "mutate_cmd",
+        "mutate",
+        "Mutation testing: one pipeline, any generation strategy with any kill criterion.",
+    ),
+    "shots": ("mutate_cmd", "shots", "Shots per prediction from Hoeffding's inequality with a union bound."),
+    "fuzz": ("fuzz_cmd", "fuzz", "Mutate seeds, keep mutants that raise coverage, collect misclassified ones."),
+    "suite": ("suite_cmd", "app", "Test suites of varying quality and attacks (QuanForge Sec. 4.3.1, QCov Table 14)."),
+    "report": ("report_cmd", "report", "Rebuild a report's views from its JSON alone (no simulation)."),
+    "show": ("report_cmd", "show", "One mutant: operator, site, status, verdicts per suite, and its QASM diff."),
+    "train": ("train_cmd", "train", "Train with exact adjoint gradients on the batched engine."),
+    "noise": ("noise_cmd", "app", "Noise configs (configs/noise/*.toml)."),
+    "zoo": ("zoo_cmd", "app", "Benchmark architectures and shipped pretrained models."),
+}
+
+
+def load(name: str) -> click.Command:
+    """The click command of one entry, importing its module now."""
+    module, attr, _ = COMMANDS[name]
+    obj = getattr(importlib.import_module(f"qmltest_cli.{module}"), attr)
+    if isinstance(obj, typer.Typer):
+        group = typer.main.get_group(obj)
+        group.name = name
+        return group
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    single.command(name)(obj)
+    return typer.main.get_command(single)
+
+
+class LazyGroup(TyperGroup):
+    """Lists commands from COMMANDS and imports one only when it runs (or shows its own help)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load(cmd_name) if cmd_name in COMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, entry[2]) for name, entry in COMMANDS.items()])
+
 
 app = typer.Typer(
     name="qmltest",
+    cls=LazyGroup,
     help="Test quantum neural networks serialized as OpenQASM 3: coverage, mutation, fuzzing on Qiskit Aer.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain top-level help: it lists COMMANDS without importing them
 )
-app.add_typer(zoo_cmd.app, name="zoo")
-app.add_typer(noise_cmd.app, name="noise")
-app.add_typer(suite_cmd.app, name="suite")
-app.command("train")(train_cmd.train)
-app.command("import")(import_cmd.import_model)
-app.command("inspect")(inspect_cmd.inspect)
-app.command("evaluate")(evaluate_cmd.evaluate)
-app.command("profile")(profile_cmd.profile)
-app.command("cover")(cover_cmd.cover)
-app.command("diversity")(diversity_cmd.diversity)
-app.command("mutate")(mutate_cmd.mutate)
-app.command("shots")(mutate_cmd.shots)
-app.command("fuzz")(fuzz_cmd.fuzz)
-app.command("report")(report_cmd.report)
-app.command("show")(report_cmd.show)
 
 
 def _version(value: bool) -> None:

@@ -9,10 +9,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
-import qiskit
-import qiskit_aer
-
 import qmltest
 
 
@@ -67,6 +63,8 @@ def read_json(path: str | Path) -> object:
 
 
 def _default(obj: object) -> object:
+    import numpy as np  # here, not at import: `qmltest --version` must not load numpy or qiskit
+
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):
@@ -92,4 +90,6 @@ def to_csv(rows: list[dict]) -> str:
 
 def versions() -> dict[str, str]:
     """Library versions every report records."""
-    return {"qmltest": qmltest.__version__, "qiskit": qiskit.__version__, "qiskit_aer": qiskit_aer.__version__}
+    from importlib.metadata import version
+
+    return {"qmltest": qmltest.__version__, "qiskit": version("qiskit"), "qiskit_aer": version("qiskit-aer")}
