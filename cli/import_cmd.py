@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import err, handle_errors, out, parse_list
+from qmltest_cli.common import err, handle_errors, parse_list, write_output
 from qmltest_cli.inspect_cmd import describe, render
 
 from qmltest import report
@@ -113,7 +113,7 @@ def import_model(
     info = describe(model)
     info["source"] = str(out_dir)
     if as_json:
-        out.print(report.to_json(info), end="", markup=False, soft_wrap=True)
+        write_output(Path("-"), report.to_json(info))
         return
     render(info)
     err.print(f"imported {source} ({fmt}) -> {out_dir} in {time.perf_counter() - started:.2f} s", markup=False)

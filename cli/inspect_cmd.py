@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import err, handle_errors, out
+from qmltest_cli.common import err, handle_errors, out, write_output
 from rich.table import Table
 
 from qmltest import artifact, report
@@ -80,7 +80,7 @@ def inspect(
             for g in model.ir.gates
         ]
     if as_json:
-        out.print(report.to_json(info), end="", markup=False, soft_wrap=True)
+        write_output(Path("-"), report.to_json(info))
         return
     for note in model.inferred:
         err.print(f"inferred: {note}", markup=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import handle_errors, out, write_output
+from qmltest_cli.common import err, handle_errors, out, write_output
 
 from qmltest import intervals
 from qmltest import report as report_io
@@ -62,13 +62,14 @@ def report(
     else:
         raise InputError(f"{source}: report format '{fmt}' has no view (mutation, coverage or fuzz reports)")
     write_output(json_out, report_io.to_json(data))
+    say = err if str(json_out) == "-" else out  # with --json -, stdout holds the JSON document alone
     if html_out is not None:
-        out.print(f"wrote {html_out / 'index.html'}", markup=False)
+        say.print(f"wrote {html_out / 'index.html'}", markup=False)
     if mutation_summary := (data.get("suites") if fmt.startswith("qmltest.mutation/") else None):
         for name, s in mutation_summary.items():
             score = intervals.fmt(s["mutation_score"], s.get("mutation_score_interval"), percent=True)
             null = s["null_control"]
-            out.print(
+            say.print(
                 f"{name}: {data['meta']['scoring']} mutation score {score} ({data['meta']['criterion']}); "
                 f"identical copies killed {intervals.fmt(null['rate'], null['interval'], percent=True)}",
                 markup=False,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
-from qmltest_cli.common import handle_errors, out
+from qmltest_cli.common import handle_errors, out, write_output
 from rich.table import Table
 
 from qmltest import report
@@ -19,7 +21,7 @@ def list_models(as_json: bool = typer.Option(False, "--json", help="Print JSON i
     archs = registry.architectures()
     models = registry.shipped_models()
     if as_json:
-        out.print(report.to_json({"architectures": archs, "models": models}), end="", markup=False)
+        write_output(Path("-"), report.to_json({"architectures": archs, "models": models}))
         return
     t = Table(title="architectures")
     t.add_column("arch")
