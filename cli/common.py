@@ -150,3 +150,14 @@ def with_backend(fn: F) -> F:
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def model_data(model: Any, spec: str | None, split: str, option: str) -> str:
+    """A data spec, defaulting to the model's own data set (its manifest's training set) with `split`;
+    a model that names none needs the option given (one line, exit 2)."""
+    if spec:
+        return spec
+    name = (model.manifest.get("training") or {}).get("dataset")
+    if not name:
+        raise InputError(f"{model.source}: the model names no training data set: give {option} NAME[:SPLIT] or a file")
+    return f"{name}:{split}"

@@ -10,6 +10,7 @@ from qmltest_cli.common import (
     check_range,
     err,
     handle_errors,
+    model_data,
     out,
     progress_bar,
     with_backend,
@@ -39,7 +40,9 @@ def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: in
 def fuzz(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
-    seeds: str = typer.Option("mnist:test", "--seeds", "--data", help="Initial seeds: name[:split] or a file."),
+    seeds: str = typer.Option(
+        None, "--seeds", "--data", help="Initial seeds: name[:split] or a file (default: the model's data, test)."
+    ),
     per_class: int = typer.Option(50, help="Seeds per class."),
     guide: str = typer.Option("all", help="ksc, scc, tsc, random, or all (every guide on the same seeds)."),
     budget: int = typer.Option(2000, help="Mutants generated per guide."),
@@ -74,6 +77,7 @@ def fuzz(
             raise InputError(f"--seeds-list must be comma-separated integers, got '{seeds_list}'") from None
     model = artifact.load(model_path, manifest)
     prof = load_profile(profile_path, model)
+    seeds = model_data(model, seeds, "test", "--seeds")
     x, y, shape = load_seeds(seeds, model, per_class, seed)
     correct = model.predict(model.probabilities(x)) == y
     if not correct.any():

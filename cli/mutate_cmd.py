@@ -13,6 +13,7 @@ from qmltest_cli.common import (
     command_line,
     err,
     handle_errors,
+    model_data,
     out,
     progress_bar,
     with_backend,
@@ -78,7 +79,9 @@ def mutate(
     ),
     scoring: str = typer.Option("", help="class (QuanForge Eq. 4) or plain (killed/total)."),
     list_only: bool = typer.Option(False, "--list", help="Site strategies: count mutants per operator, run nothing."),
-    reference: str = typer.Option("mnist:train", help="search: reference data (Sec. 3.1), name:split or file."),
+    reference: str = typer.Option(
+        None, help="search: reference data (Sec. 3.1), name:split or file (default: the model's data, train)."
+    ),
     reference_per_class: int = typer.Option(100, help="Reference inputs per class."),
     test: list[str] = typer.Option(None, "--test", "--data", help="Test suite(s) to score: name[:split] or file."),
     test_per_class: int = typer.Option(None, "--per-class", "--test-per-class", help="Inputs per class of each suite."),
@@ -187,6 +190,8 @@ def mutate(
             raise InputError("--scan, --qubits, --depth and --gate-types apply to the search strategy (quanforge)")
     if not test:
         raise InputError("give the test data: --test name[:split] or a file")
+    if opts.strategy == "search":
+        reference = model_data(model, reference, "train", "--reference")
     ref = load_data(reference, model, reference_per_class, seed) if opts.strategy == "search" else None
     suites = [load_data(t, model, test_per_class, seed) for t in test]
     cfg = load_noise(noise) if noise else None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import backend_option, handle_errors, out, with_backend
+from qmltest_cli.common import backend_option, handle_errors, model_data, out, with_backend
 from rich.table import Table
 
 from qmltest import artifact, attacks, parallel, suites
@@ -31,7 +31,7 @@ def _data(spec: str, model: artifact.Model):
 def build(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     kind: str = typer.Option(..., help="ori, hconf, lconf, skewed, small, ood, aug or adv."),
-    data: str = typer.Option("mnist:test", help="Source data, name:split or a file."),
+    data: str = typer.Option(None, help="Source data, name:split or a file (default: the model's data, test)."),
     per_class: int = typer.Option(100, help="Inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="adv: FGSM step as a fraction of the value range."),
     seed: int = typer.Option(0, min=0),
@@ -40,7 +40,7 @@ def build(
 ) -> None:
     """Build a suite from correctly classified inputs (QuanForge Sec. 4.3.1)."""
     model = artifact.load(model_path)
-    ds, idx = _data(data, model)
+    ds, idx = _data(model_data(model, data, "test", "--data"), model)
     inside = idx[np.isin(ds.y[idx], model.classes)]
     others = ds.x[~np.isin(ds.y, model.classes)]
     bounds = (float(min(0.0, ds.x.min())), float(ds.x.max()))
@@ -59,7 +59,7 @@ def attack(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     method: str = typer.Option("fgsm", help="fgsm, jsma, dlfuzz, quantest or random."),
     shots: int = typer.Option(None, help="fgsm: estimate the gradient by NES from this many shots per query."),
-    data: str = typer.Option("mnist:test", help="Seeds, name:split or a file."),
+    data: str = typer.Option(None, help="Seeds, name:split or a file (default: the model's data, test)."),
     per_class: int = typer.Option(50, help="Seed inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
     seed: int = typer.Option(0, min=0),
@@ -71,7 +71,7 @@ def attack(
     """Attack correctly classified seeds; report the attack success rate (QCov Table 14)."""
     where = parallel.plan(workers, cluster)
     model = artifact.load(model_path)
-    ds, idx = _data(data, model)
+    ds, idx = _data(model_data(model, data, "test", "--data"), model)
     inside = idx[np.isin(ds.y[idx], model.classes)]
     chosen = suites.build(model, ds.x[inside], ds.y[inside], "ori", per_class, seed)
     x, labels = ds.x[inside][chosen], ds.y[inside][chosen]
