@@ -12,7 +12,6 @@ Usage: python benchmarks/sequential.py [MODEL]
 
 from __future__ import annotations
 
-import copy
 import sys
 import time
 
@@ -23,17 +22,6 @@ from qmltest.mutation import pipeline
 from qmltest.mutation.evaluate import Data
 
 REPEATS, SHOTS = 20, 1000
-
-
-def fixed_of(result: dict) -> dict:
-    out = copy.deepcopy(result)
-    for m in out["mutants"]:
-        for e in m["evidence"].values():
-            e.pop("sequential", None)
-    for per in out["stored"]["null"].values():
-        for e in per.values():
-            e.pop("sequential", None)
-    return pipeline.redecide(out)
 
 
 def main(path: str) -> None:
@@ -53,7 +41,7 @@ def main(path: str) -> None:
         opts = pipeline.Options(suite=suite, repeats=REPEATS, shots=SHOTS, seed=1, sequential=True)
         start = time.perf_counter()
         seq, _ = pipeline.run(model, data, opts, ref if suite == "quanforge" else None)
-        fixed = fixed_of(seq)
+        fixed = pipeline.fixed_design(seq)
         for name in seq["suites"]:
             pairs = [
                 (a["verdicts"][name], b["verdicts"][name])

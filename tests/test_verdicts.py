@@ -187,7 +187,7 @@ def test_sequential_agrees_with_the_fixed_design_and_saves_shots() -> None:
     model, data = _suite("qcl-mnist01", "mnist", None, 40)
     opts = pipeline.Options(suite="qml", sequential=True, null_copies=100)
     result, _ = pipeline.run(model, [data], opts)
-    fixed = pipeline.redecide(_without_sequential(result))
+    fixed = pipeline.fixed_design(result)
     pairs = [(a["status"], b["status"]) for a, b in zip(result["mutants"], fixed["mutants"])]
     scored = [p for p in pairs if p[1] in ("killed", "survived")]
     assert len(scored) > 100
@@ -197,19 +197,6 @@ def test_sequential_agrees_with_the_fixed_design_and_saves_shots() -> None:
     assert not s["null_control"]["exceeds_alpha"]
     fixed_shots = len(scored) * opts.repeats * opts.shots * s["correctly_classified"]
     assert s["shots_used"] < fixed_shots
-
-
-def _without_sequential(result: dict) -> dict:
-    import copy
-
-    out = copy.deepcopy(result)
-    for m in out["mutants"]:
-        for e in m["evidence"].values():
-            e.pop("sequential", None)
-    for per in out["stored"]["null"].values():
-        for e in per.values():
-            e.pop("sequential", None)
-    return out
 
 
 def test_sequential_statistical_decisions() -> None:

@@ -57,6 +57,7 @@ from qmltest.mutation.scope import Scope
 from qmltest.mutation.scoring import (  # noqa: F401
     build_report,
     candidate_row,
+    fixed_design,
     null_kill_rate,
     null_summary,
     read_report,
