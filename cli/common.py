@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -18,6 +19,17 @@ from qmltest.errors import InputError, QmlTestError, SimulatorError
 from qmltest.report import write_text_atomic
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+WRITE_ERRORS = {
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted (an immutable file or folder?)",
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on the device (finished work is kept: rerun the command to resume)",
+    errno.EDQUOT: "disk quota exceeded (finished work is kept: rerun the command to resume)",
+    errno.EFBIG: "file too large for this file system",
+    errno.EISDIR: "is a directory",
+    errno.ENOTDIR: "a part of the path is not a folder",
+}
+"""OS errors that mean 'this destination cannot be written': one line and exit 2, not an internal error."""
 PLACEMENT = ("--workers", "--cluster")
 COMMAND: list[str] = []
 """The command line as typed (set by the console entry point; empty when called from Python)."""
@@ -66,6 +78,11 @@ def handle_errors(fn: F) -> F:
             raise fatal(str(exc), EXIT_INPUT) from None
         except FileNotFoundError as exc:
             raise fatal(f"{exc.filename}: no such file", EXIT_INPUT) from None
+        except OSError as exc:  # a destination that cannot be written: read-only, immutable, full disk
+            if exc.errno not in WRITE_ERRORS:
+                raise fatal(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL) from None
+            where = exc.filename or "the output"
+            raise fatal(f"cannot write {where}: {WRITE_ERRORS[exc.errno]}", EXIT_INPUT) from None
         except SimulatorError as exc:
             raise fatal(str(exc), EXIT_INTERNAL) from None
         except QmlTestError as exc:

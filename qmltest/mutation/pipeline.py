@@ -27,7 +27,7 @@ import numpy as np
 from qmltest import parallel, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.mutation import sites
+from qmltest.mutation import runfolder, sites
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipeline's public names)
     EvalShared,
@@ -106,7 +106,7 @@ def run(
     `where` places the tasks (in-process by default, or Dask, one session for every task round);
     the report does not depend on it.
     """
-    with parallel.session(where):
+    with parallel.session(where), runfolder.released():
         return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where)
 
 

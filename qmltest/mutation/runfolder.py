@@ -4,6 +4,8 @@ per id wins, a torn last line ignored) and mutants/<id>/ artifacts."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,11 +15,26 @@ from qmltest import artifact, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.mutation.options import FORMAT
+from qmltest.runlock import RunLock
 from qmltest.splice import Splicer
+
+_OPEN: list[RunFolder] = []
+
+
+@contextmanager
+def released() -> Iterator[None]:
+    """Release the locks of the run folders opened inside the block, however it ends."""
+    before = len(_OPEN)
+    try:
+        yield
+    finally:
+        while len(_OPEN) > before:
+            _OPEN.pop().close()
 
 
 class RunFolder:
-    """Append-only results log (last line per id wins, torn last line ignored) + mutant artifacts."""
+    """Append-only results log (last line per id wins, a torn last line cut off before appending) +
+    mutant artifacts; one writer at a time (`runlock`)."""
 
     def __init__(self, path: Path | None, fresh: bool, fingerprint: dict, original: Model) -> None:
         self.path = path
@@ -25,11 +42,14 @@ class RunFolder:
         self._original = original
         self._splicer: Splicer | None = None
         self._checked: set[str] = set()
+        self._lock: RunLock | None = None
         if path is None:
             return
         if path.exists() and not path.is_dir():
             raise InputError(f"--out {path}: exists and is not a folder")
         path.mkdir(parents=True, exist_ok=True)
+        self._lock = RunLock(path)
+        _OPEN.append(self)
         log, meta = path / "results.jsonl", path / "run.json"
         if fresh:
             log.unlink(missing_ok=True)
@@ -53,6 +73,7 @@ class RunFolder:
         if log.is_dir():
             raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
         if log.exists():
+            cut_torn_tail(log)
             for n, line in enumerate(log.read_text().splitlines(), 1):
                 try:
                     rec = json.loads(line)
@@ -61,6 +82,12 @@ class RunFolder:
                 if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
                     raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
                 self.records.setdefault(rec["id"], {}).update(rec)
+
+    def close(self) -> None:
+        """Release the folder's lock (the run is over, or failed)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def append(self, rec: dict) -> None:
         self.records.setdefault(rec["id"], {}).update(rec)
@@ -94,3 +121,19 @@ def _json_default(obj: object) -> object:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     raise TypeError(type(obj).__name__)
+
+
+def cut_torn_tail(log: Path) -> None:
+    """A kill, ENOSPC or EFBIG can leave half a line at the end of the log: cut it off, so that the
+    next record starts on a line of its own (the half line's mutant is simply redone)."""
+    with open(log, "rb+") as fh:
+        size = fh.seek(0, 2)
+        if size == 0:
+            return
+        start = max(0, size - (1 << 20))
+        fh.seek(start)
+        tail = fh.read()
+        if tail.endswith(b"\n"):
+            return
+        cut = tail.rfind(b"\n")
+        fh.truncate(start + cut + 1 if cut >= 0 else start)

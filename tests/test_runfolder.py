@@ -1,0 +1,104 @@
+"""Run folders under faults: one writer at a time, a killed writer's folder resumed to the same
+report, a torn last line cut off, and unwritable destinations ending in one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+QMLTEST = str(Path(sys.executable).parent / "qmltest")
+MODEL = str(Path(__file__).resolve().parents[1] / "data" / "models" / "zzfm-su2-iris")
+ARGS = ["mutate", MODEL, "--suite", "qml", "--test", "iris:test", "--seed", "3", "--quiet"]
+
+
+def _run(out: Path, *extra: str, wait: bool = True) -> subprocess.Popen | subprocess.CompletedProcess:
+    argv = [QMLTEST, *ARGS, "--out", str(out), "--json", str(out.parent / f"{out.name}.json"), *extra]
+    if wait:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(path: Path, predicate, timeout: float = 120.0) -> None:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if path.exists() and predicate(path):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never got ready")
+
+
+def _report(path: Path) -> dict:
+    r = json.loads(path.read_text())
+    r["meta"].pop("command", None)  # the --out / --json paths differ between the runs compared
+    return r
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("solo") / "run"
+    res = _run(out)
+    assert res.returncode == 0, res.stderr
+    return _report(out.parent / "run.json")
+
+
+def test_a_second_writer_is_refused_and_the_first_run_is_unharmed(tmp_path, solo) -> None:
+    first = _run(tmp_path / "run", wait=False)
+    _wait_for(tmp_path / "run" / "run.lock", lambda p: "pid" in p.read_text())
+    second = subprocess.run(
+        [QMLTEST, *ARGS, "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=600
+    )
+    assert second.returncode == 2, second.stderr
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and "in use by a running qmltest (pid" in lines[0]
+    assert first.wait(timeout=600) == 0
+    assert _report(tmp_path / "run.json") == solo
+
+
+def test_a_killed_run_resumes_to_the_same_report(tmp_path, solo) -> None:
+    run = tmp_path / "run"
+    first = _run(run, wait=False)
+    _wait_for(run / "results.jsonl", lambda p: p.read_text().count("\n") >= 20)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=60)
+    with open(run / "results.jsonl", "a") as fh:  # as if the kill had torn a line in half
+        fh.write('{"id": "torn')
+    again = _run(run)
+    assert again.returncode == 0, again.stderr
+    assert _report(tmp_path / "run.json") == solo
+    lines = (run / "results.jsonl").read_text().splitlines()
+    assert all(json.loads(line) for line in lines)  # the torn half line was cut, not glued onto
+
+
+def _mount(target: Path, options: str) -> bool:
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True)
+    except (FileNotFoundError, PermissionError):
+        return False
+    return res.returncode == 0
+
+
+@pytest.mark.parametrize(("options", "says"), [("ro,size=1m", "read-only file system"), ("size=96k", "no space left")])
+def test_unwritable_destinations_end_in_one_line(tmp_path, options, says) -> None:
+    mnt = tmp_path / "mnt"
+    if not _mount(mnt, options):
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        res = subprocess.run(
+            [QMLTEST, *ARGS, "--operators", "ALD", "--out", str(mnt / "run")],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert res.returncode == 2, res.stderr
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0] and "Traceback" not in res.stderr
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
