@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.profile import bounds, build
+from qmltest.errors import InputError
 from qmltest.fuzz import png
 from qmltest.fuzz.loop import fuzz
 from qmltest.fuzz.mutators import ImageMutator, Seed, TabularMutator
@@ -174,3 +175,21 @@ def test_mnist_failures_saved_as_png(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     data = np.load(tmp_path / "run" / "random-failures.npz")
     assert len(list((tmp_path / "run" / "random-failures").glob("*.png"))) == len(data["y"])
+
+
+def test_a_run_folder_never_hands_back_another_profiles_results(iris_model, tmp_path) -> None:
+    """The same --out with other bounds (another profile) or other seeds is recomputed: the result
+    equals a fresh run's, not the folder's old one; --out naming a file is one clear error."""
+    model, x, y, b = _setup(iris_model)
+    wide = Bounds(b.lower - 0.2, b.upper + 0.2)
+    campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    reused = campaign(model, x, y, None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    fresh = campaign(model, x, y, None, wide, ["ksc"], 80, 5, tmp_path / "b", k=10)
+    assert reused["guides"] == fresh["guides"]
+    fewer = campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    assert (
+        fewer["guides"] == campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "c", k=10)["guides"]
+    )
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="exists and is not a folder"):
+        campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "file", k=10)

@@ -22,8 +22,20 @@ from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, fuzz
 from qmltest.mutation.evaluate import seed_of
+from qmltest.runlock import RunLock
+from qmltest.simulate import backend as backend_mod
 
 FORMAT = "qmltest.fuzz/1"
+
+
+def content_hash(*arrays: np.ndarray) -> str:
+    """A short hash of arrays' dtypes, shapes and bytes."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
 
 
 def config_hash(config: dict) -> str:
@@ -91,7 +103,21 @@ def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
     )
 
 
-def campaign(
+def campaign(*args: object, **kwargs: object) -> dict:
+    """Run a fuzzing campaign (`_campaign`) with its run folder, if any, checked and locked: one
+    writer at a time, and `--out FILE` refused in one line."""
+    out = kwargs.get("out", args[8] if len(args) > 8 else None)
+    if out is None:
+        return _campaign(*args, **kwargs)  # type: ignore[arg-type]
+    out = Path(out)  # type: ignore[arg-type]
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out):
+        return _campaign(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def _campaign(
     model: Model,
     x: np.ndarray,
     y: np.ndarray,
@@ -115,9 +141,22 @@ def campaign(
     seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))
     runs = seeds_list or [seed]
     folders = {s: (None if out is None else (out if not seeds_list else out / f"seed-{s}")) for s in runs}
+    identity = {  # everything else that changes a result: a folder made with other inputs is never reused
+        "seeds_sha256": content_hash(x, y),
+        "bounds_sha256": content_hash(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float)),
+        "backend": backend_mod.current(),
+    }
     configs = {
         s: dict(
-            config or {}, budget=budget, seed=s, k=k, top_k=top_k, model=model.sha256, seeds=len(x), register=register
+            config or {},
+            budget=budget,
+            seed=s,
+            k=k,
+            top_k=top_k,
+            model=model.sha256,
+            seeds=len(x),
+            register=register,
+            **identity,
         )
         for s in runs
     }
