@@ -134,6 +134,8 @@ def mutate(
     qml / classic: every (directed) site, killed when a correctly classified input flips."""
     model = artifact.load(model_path, manifest)
     names = tuple(n.strip() for n in operators.split(",") if n.strip()) if operators else ()
+    if operators is not None and not names:
+        raise InputError(f"--operators names no operator: '{operators}'")
     where = parallel.plan(workers, cluster)
     check_range("--shots", shots, 1, 10**8)
     check_range("--repeats", repeats, 2, 10_000)

@@ -191,3 +191,24 @@ def test_sequential_run_gates_on_the_lower_bound_and_names_undecided(iris_model,
     assert bad.exit_code == 2 and "--shots-budget must allow at least 2 predictions" in bad.output
     literal = runner.invoke(app, ["report", str(tmp_path / "r.json"), "--criterion", "majority-literal"])
     assert literal.exit_code == 0 and "identical copies killed" in literal.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--qubits", "1.5-2.5"], "whole qubits"),
+        (["--lb", "0.9", "--ub", "0.1"], "--lb and --ub"),
+        (["--alpha", "0"], "--alpha must lie in (0, 1)"),
+        (["--effect", "-1"], "--effect"),
+        (["--tau-rse", "-1"], "--tau-rse"),
+        (["--scale", "nan"], "--scale"),
+        (["--scale", "-1"], "--scale"),
+        (["--scan", "depth=0-10"], "percent sign"),
+        (["--operators", ","], "--operators names no operator"),
+    ],
+)
+def test_option_values_are_checked_at_the_door(iris_model, extra, says) -> None:
+    res = runner.invoke(app, ["mutate", str(iris_model), "--test", "iris:test", "--reference", "iris:train", *extra])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0]

@@ -3,6 +3,7 @@ candidate (one generated mutant on its way through the pipeline)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace
 
 from qmltest.artifact import Model
@@ -90,6 +91,18 @@ class Options:
         ):
             if value not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, got '{value}'")
+        s = out.settings
+        checks = (
+            (0 < s.alpha < 1, f"--alpha must lie in (0, 1), got {s.alpha}"),
+            (math.isfinite(s.effect) and s.effect >= 0, f"--effect must be a finite number >= 0, got {s.effect}"),
+            (math.isfinite(s.tau_rse) and s.tau_rse > 0, f"--tau-rse must be positive, got {s.tau_rse}"),
+            (0 <= s.lb < s.ub <= 1, f"--lb and --ub must satisfy 0 <= lb < ub <= 1, got {s.lb} and {s.ub}"),
+            (math.isfinite(out.scale) and out.scale > 0, f"--scale must be a positive number, got {out.scale}"),
+            (all(o.strip() for o in out.operators), "--operators names an empty operator"),
+        )
+        for ok, message in checks:
+            if not ok:
+                raise InputError(message)
         if out.shots is not None and out.shots < 1:
             raise InputError(f"--shots must be positive, got {out.shots}")
         if out.repeats < 2:

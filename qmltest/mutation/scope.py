@@ -60,8 +60,12 @@ def parse_range(text: str, size: int | None = None) -> tuple[float, float]:
         if not 0 <= lo < hi <= 100:
             raise InputError(f"depth range '{text}' must satisfy 0 <= lo < hi <= 100%")
         return lo / 100, hi / 100
+    if size is not None and not (lo.is_integer() and hi.is_integer()):
+        raise InputError(f"qubit range '{text}' must name whole qubits, e.g. 0-7")
     if size is not None and not (0 <= lo <= hi < size):
         raise InputError(f"qubit range '{text}' outside 0-{size - 1}")
+    if size is None:
+        raise InputError(f"range '{text}' needs a percent sign (e.g. 0-25%)")
     return lo, hi
 
 
