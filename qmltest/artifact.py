@@ -234,6 +234,11 @@ def validate_manifest(m: dict, source: str) -> None:
             source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
         )
     schemas.validate("manifest", m, source)  # types, ranges, required keys, finite numbers
+    whole = [("num_qubits", [m["num_qubits"]]), ("readout.qubits", m["readout"]["qubits"])]
+    whole.append(("readout.map", m["readout"].get("map", [])))
+    for name, values in whole:  # JSON Schema counts 4.0 as an integer; indices must be written as ints
+        if any(isinstance(v, float) for v in values):
+            raise _fail(source, f"manifest '{name}' must hold whole numbers written without a decimal point")
     if m["encoding"]["kind"] == "amplitude" and m["feature_names"]:
         raise _fail(source, "manifest 'feature_names' must be empty for amplitude encoding")
     classes, ro = m["classes"], m["readout"]

@@ -92,10 +92,18 @@ def _statement_line(text: str, kinds: tuple[str, ...]) -> int | None:
     return None
 
 
+MAX_ANGLE = 1e6
+"""Largest |angle| accepted: beyond it cos/sin of float angles lose every significant digit (1e308
+gave NaN probabilities); no trained weight is near it."""
+
+
 def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Span | None]]:
     """Parse QASM3 text; malformed text raises one InputError naming the source, line and column."""
     if re.match(r"\s*(//[^\n]*\n\s*)*OPENQASM\s+2", text):
         raise InputError(f"{source}: is OpenQASM 2, not 3: bring it in with `qmltest import` (it reads both)")
+    header = re.match(r"\s*(?://[^\n]*\n\s*)*OPENQASM\s+([^;\s]+)\s*;", text)
+    if header and not re.fullmatch(r"3(\.\d+)?", header.group(1)):
+        raise InputError(f"{source}: OpenQASM version {header.group(1)} is not supported (3)")
     buf = io.StringIO()
     try:
         with contextlib.redirect_stderr(buf):  # the ANTLR runtime prints its own lines otherwise
@@ -115,11 +123,19 @@ def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Spa
     circuit = _standardize(circuit)
     spans = _spans(text, len(circuit.data))
     for pos, inst in enumerate(circuit.data):
+        if inst.operation.name == "unitary":  # what the importer makes of pow(k) @ / inv @ modifiers
+            span = spans[pos]
+            at = f":{span.start_line}" if span else ""
+            raise InputError(
+                f"{source}{at}: a gate modifier (pow, inv) is not supported in a QNN circuit: write its gates"
+            )
+    for pos, inst in enumerate(circuit.data):
         for p in inst.operation.params:
-            if isinstance(p, (int, float)) and not math.isfinite(float(p)):
+            if isinstance(p, (int, float)) and not (math.isfinite(float(p)) and abs(float(p)) <= MAX_ANGLE):
                 span = spans[pos]
                 at = f":{span.start_line}" if span else ""
-                raise InputError(f"{source}{at}: gate '{inst.operation.name}' has a non-finite angle ({p})")
+                what = "a non-finite" if not math.isfinite(float(p)) else "an out-of-range (beyond 1e6)"
+                raise InputError(f"{source}{at}: gate '{inst.operation.name}' has {what} angle ({p})")
     return circuit, spans
 
 

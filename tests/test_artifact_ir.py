@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,3 +156,45 @@ def test_save_is_atomic_and_leaves_no_temp_files(qcl_model, tmp_path) -> None:
     artifact.save(qcl_model, tmp_path / "m")
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["model.json", "model.qasm"]
     shutil.rmtree(tmp_path / "m")
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (
+            'OPENQASM 4.0;\ninclude "stdgates.inc";\nqubit[1] q;\nbit[1] c;\nh q[0];\nc[0] = measure q[0];\n',
+            "version 4.0",
+        ),
+        (
+            'OPENQASM 99;\ninclude "stdgates.inc";\nqubit[1] q;\nbit[1] c;\nh q[0];\nc[0] = measure q[0];\n',
+            "version 99",
+        ),
+        (
+            'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[1] q;\nbit[1] c;\nrx(1e308) q[0];\nc[0] = measure q[0];\n',
+            "out-of-range",
+        ),
+        (
+            'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[1] q;\nbit[1] c;\npow(2) @ x q[0];\nc[0] = measure q[0];\n',
+            "gate modifier",
+        ),
+    ],
+)
+def test_nonsense_qasm_is_refused_in_one_line(body, says) -> None:
+    from qmltest import qasm
+
+    with pytest.raises(InputError, match=re.escape(says)):
+        qasm.loads(body, "m.qasm")
+
+
+@pytest.mark.parametrize("field", ["num_qubits", "map"])
+def test_manifest_indices_written_as_floats_are_refused(field, tmp_path) -> None:
+    src = Path(__file__).resolve().parents[1] / "data" / "models" / "zfm-ra-iris"
+    shutil.copytree(src, tmp_path / "m")
+    m = json.loads((tmp_path / "m" / "model.json").read_text())
+    if field == "num_qubits":
+        m["num_qubits"] = float(m["num_qubits"])
+    else:
+        m["readout"]["map"] = [float(v) for v in m["readout"]["map"]]
+    (tmp_path / "m" / "model.json").write_text(json.dumps(m))
+    with pytest.raises(InputError, match="whole numbers"):
+        artifact.load(tmp_path / "m")
