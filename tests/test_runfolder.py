@@ -48,17 +48,33 @@ def solo(tmp_path_factory) -> dict:
     return _report(out.parent / "run.json")
 
 
-def test_a_second_writer_is_refused_and_the_first_run_is_unharmed(tmp_path, solo) -> None:
-    first = _run(tmp_path / "run", wait=False)
+def test_a_second_writer_is_refused_and_the_first_run_is_unharmed(tmp_path) -> None:
+    """While a long mutate run holds its folder, the same command into it exits 2 in one line naming
+    the holder; the first run's report equals a solo run's."""
+    slow = ("--null-copies", "3000")  # long enough that the second start overlaps it
+    first = _run(tmp_path / "run", *slow, wait=False)
     _wait_for(tmp_path / "run" / "run.lock", lambda p: "pid" in p.read_text())
     second = subprocess.run(
-        [QMLTEST, *ARGS, "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=600
+        [QMLTEST, *ARGS, *slow, "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=600
     )
+    overlapped = first.poll() is None
+    assert first.wait(timeout=600) == 0
+    assert overlapped, "the first run ended before the second: the test did not overlap them"
     assert second.returncode == 2, second.stderr
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1 and "in use by a running qmltest (pid" in lines[0]
-    assert first.wait(timeout=600) == 0
-    assert _report(tmp_path / "run.json") == solo
+    solo = _run(tmp_path / "solo", *slow)
+    assert solo.returncode == 0, solo.stderr
+    assert _report(tmp_path / "run.json") == _report(tmp_path / "solo.json")
+
+
+def test_a_held_lock_refuses_in_process(tmp_path) -> None:
+    from qmltest.runlock import RunLock
+
+    with RunLock(tmp_path):
+        with pytest.raises(Exception, match="in use by a running qmltest"):
+            RunLock(tmp_path)
+    RunLock(tmp_path).release()  # released: free again
 
 
 def test_a_killed_run_resumes_to_the_same_report(tmp_path, solo) -> None:
