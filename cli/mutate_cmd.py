@@ -116,6 +116,7 @@ def mutate(
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write one row per mutant."),
     stryker_out: Path = typer.Option(None, "--stryker", help="Stryker mutation-testing-report JSON."),
+    junit_out: Path = typer.Option(None, "--junit", help="JUnit XML: a testcase per mutant, survived = failure."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG beside it)."),
     fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
     fail_under_lower: bool = typer.Option(
@@ -206,6 +207,10 @@ def mutate(
     write_output(json_out, report.to_json(result))
     if csv_out:
         write_output(csv_out, report.to_csv([csv_row(m) for m in result["mutants"]]))
+    if junit_out:
+        from qmltest import junit
+
+        write_output(junit_out, junit.mutation(result))
     if stryker_out:
         key = os.path.relpath(
             model.source if Path(model.source).suffix == ".qasm" else Path(model.source) / "model.qasm"

@@ -35,6 +35,8 @@ def report(
     ),
     correction: str = typer.Option(None, help="Mutation runs: none, holm or bh."),
     scoring: str = typer.Option(None, help="Mutation runs: class or plain."),
+    against: Path = typer.Option(None, help="Mutation runs: a baseline run (folder or report) to compare with."),
+    junit_out: Path = typer.Option(None, "--junit", help="Mutation runs: JUnit XML, survived = failure."),
 ) -> None:
     """Rebuild a report's views from its JSON alone (no simulation)."""
     data, run_dir = _load(source)
@@ -43,12 +45,23 @@ def report(
         data = pipeline.read_report(source)
         if criterion or correction or scoring:
             data = pipeline.redecide(data, criterion, correction, scoring)
+        if junit_out is not None:
+            from qmltest import junit
+
+            write_output(junit_out, junit.mutation(data))
+        if against is not None:
+            from qmltest.mutation import compare
+
+            base = pipeline.read_report(against)
+            if criterion or correction or scoring:
+                base = pipeline.redecide(base, criterion, correction, scoring)
+            data = dict(data, against=compare.against(data, base))
         if html_out is not None:
             from qmltest.html import mutation
 
             mutation.write(data, run_dir, html_out)
-    elif criterion or correction or scoring:
-        raise InputError("--criterion, --correction and --scoring apply to mutation reports")
+    elif criterion or correction or scoring or against or junit_out:
+        raise InputError("--criterion, --correction, --scoring, --against and --junit apply to mutation reports")
     elif fmt.startswith("qmltest.fuzz/"):
         if html_out is not None:
             from qmltest.html import fuzz
@@ -74,6 +87,23 @@ def report(
                 f"identical copies killed {intervals.fmt(null['rate'], null['interval'], percent=True)}",
                 markup=False,
             )
+            delta = data.get("against", {}).get("suites", {}).get(name)
+            if delta is not None and delta["difference"] is not None:
+                base = intervals.fmt(delta["baseline_score"], delta["baseline_interval"], percent=True)
+                say.print(
+                    f"{name}: against the baseline {base}: {100 * delta['difference']:+.1f} points "
+                    f"(Fisher p = {delta['p_value']:.3g})",
+                    markup=False,
+                )
+        if "against" in data:
+            cmp = data["against"]
+            say.print(
+                f"{len(cmp['newly_survived'])} of {cmp['mutants_shared']} shared mutants survive now but were killed "
+                f"in the baseline; {len(cmp['newly_killed'])} the reverse",
+                markup=False,
+            )
+            for m in cmp["newly_survived"][:20]:
+                say.print(f"  newly survived: {m['id']} {m['operator']} {m['site']}", markup=False)
 
 
 @handle_errors

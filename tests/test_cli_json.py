@@ -58,3 +58,34 @@ def test_piped_tables_keep_their_columns(iris_model) -> None:
     """Into a pipe (not a terminal) a table is never cut to 80 columns with ellipses."""
     res = runner.invoke(app, ["inspect", str(iris_model)])
     assert res.exit_code == 0 and "…" not in res.stdout
+
+
+def test_junit_and_baseline_comparison(iris_model, tmp_path) -> None:
+    """--junit: one testcase per scored mutant, survived = failure; report --against: per-suite
+    scores of both runs with a p-value, and the mutants that survive now but were killed before."""
+    from xml.etree import ElementTree as ET
+
+    base = ["mutate", str(iris_model), "--suite", "qml", "--operators", "ALD,APC", "--null-copies", "5", "--quiet"]
+    a = runner.invoke(
+        app, [*base, "--test", "iris:test", "--json", str(tmp_path / "a.json"), "--junit", str(tmp_path / "a.xml")]
+    )
+    assert a.exit_code == 0, a.output
+    report = json.loads((tmp_path / "a.json").read_text())
+    root = ET.parse(tmp_path / "a.xml").getroot()
+    cases = root.findall("./testsuite/testcase")
+    survived = sum(m["status"] == "survived" for m in report["mutants"])
+    scored = sum(m["status"] in ("killed", "survived", "undecided") for m in report["mutants"])
+    assert root.tag == "testsuites" and len(cases) == scored == int(root.get("tests"))
+    assert int(root.get("failures")) == survived == len(root.findall("./testsuite/testcase/failure"))
+    b = runner.invoke(app, [*base, "--test", "iris:test", "--per-class", "3", "--json", str(tmp_path / "b.json")])
+    assert b.exit_code == 0, b.output
+    res = runner.invoke(app, ["report", str(tmp_path / "b.json"), "--against", str(tmp_path / "a.json"), "--json", "-"])
+    assert res.exit_code == 0, res.output
+    cmp = json.loads(res.stdout)["against"]
+    s = cmp["suites"]["iris:test"]
+    assert s["baseline_score"] == report["suites"]["iris:test"]["mutation_score"]
+    assert 0 <= s["p_value"] <= 1 and cmp["mutants_shared"] > 0
+    now = {m["id"]: m["status"] for m in json.loads((tmp_path / "b.json").read_text())["mutants"]}
+    before = {m["id"]: m["status"] for m in report["mutants"]}
+    expected = sorted(i for i in now if now[i] == "survived" and before.get(i) == "killed")
+    assert sorted(m["id"] for m in cmp["newly_survived"]) == expected
