@@ -2,8 +2,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
-# The extras that install on a plain machine (PennyLane: its import and round-trip tests run, not skip).
-EXTRAS ?= dev,pennylane
+# The extras that install on a plain machine (PennyLane, qiskit-ibm-runtime: their tests run, not skip).
+EXTRAS ?= dev,pennylane,hardware
 
 .PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 

@@ -1,0 +1,30 @@
+"""Where a model runs: `ideal` (noise-free), `noise:FILE` (a noise config) or `fake:NAME` (the noise
+model of one of qiskit-ibm-runtime's fake devices, NoiseModel.from_backend, applied to the model's
+logical qubits; transpiling to the device's layout is not done yet)."""
+
+from __future__ import annotations
+
+from qmltest.errors import InputError
+from qmltest.noise import config as noise_config
+
+KINDS = ("ideal", "noise:FILE", "fake:NAME")
+
+
+def parse(spec: str) -> object | None:
+    """The noise config of a target (None for ideal); one clear error for anything else."""
+    if spec == "ideal":
+        return None
+    kind, sep, value = spec.partition(":")
+    if not sep or not value:
+        raise InputError(f"unknown target '{spec}' (choose from {', '.join(KINDS)})")
+    if kind == "noise":
+        return noise_config.load(value)
+    if kind == "fake":
+        try:
+            from qiskit_ibm_runtime import fake_provider
+        except ImportError:
+            raise InputError("fake: targets need qiskit-ibm-runtime: pip install 'qmltest[hardware]'") from None
+        if not hasattr(fake_provider, value):
+            raise InputError(f"unknown fake backend '{value}' (qiskit_ibm_runtime.fake_provider has no such device)")
+        return noise_config.from_dict({"noise": {"name": spec}, "backend": {"fake": value}}, spec)
+    raise InputError(f"unknown target '{spec}' (choose from {', '.join(KINDS)})")
