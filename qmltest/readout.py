@@ -166,10 +166,10 @@ def class_matrix(mapping: list[int] | np.ndarray, num_classes: int) -> np.ndarra
     """(2^m, C) 0/1 matrix so that probs @ M sums the states of each class (a matrix passes through)."""
     if isinstance(mapping, np.ndarray) and mapping.ndim == 2:
         return mapping
-    m = np.zeros((len(mapping), num_classes))
-    for s, c in enumerate(mapping):
-        if c >= 0:
-            m[s, c] = 1.0
+    table = np.asarray(mapping, dtype=int)
+    m = np.zeros((len(table), num_classes))
+    rows = np.flatnonzero(table >= 0)
+    m[rows, table[rows]] = 1.0  # vectorized: a Python loop over 2^16 states per mutant took a minute
     return m
 
 

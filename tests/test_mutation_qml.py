@@ -324,3 +324,30 @@ def test_root_seed_decides_the_sampled_values_and_random_weights(small) -> None:
     assert len(a) == len(c) and differ > 0
     directed = [g.id for g in sites.generate(small, sites.operators("qml", ["APC"], 5), "directed")[0]]
     assert directed == [g.id for g in sites.generate(small, sites.operators("qml", ["APC"], 6), "directed")[0]]
+
+
+def test_listing_a_wide_model_stays_small(tmp_path) -> None:
+    """`mutate --list` on a 14-qubit model that measures every qubit: the canonical forms hold a
+    digest of the 2^14-state readout, not its 1 MB repr each (1.5 GB before), so the process stays
+    under 1 GB."""
+    import subprocess
+    import sys
+
+    from qiskit.circuit.library import real_amplitudes, z_feature_map
+
+    from qmltest.interop import from_circuit
+
+    fm, an = z_feature_map(14), real_amplitudes(14, reps=2)
+    w = np.random.default_rng(0).uniform(-1, 1, an.num_parameters)
+    from_circuit(fm.compose(an), w, list(fm.parameters), readout="parity", classes=[0, 1]).save(tmp_path / "wide")
+    code = (
+        "import resource, sys\n"
+        f"sys.argv = ['qmltest', 'mutate', {str(tmp_path / 'wide')!r}, '--suite', 'qml', '--list']\n"
+        "from qmltest_cli.main import run\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
+    assert "(directed)" in out.stdout
+    kib = int(out.stdout.strip().splitlines()[-1].split()[1])
+    assert kib < 1024 * 1024, f"{kib / 1024:.0f} MiB"

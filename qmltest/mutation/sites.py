@@ -100,8 +100,7 @@ def count(model: Model, ops: list[QmlOperator], strategy: str) -> dict[str, int]
     """Mutants per operator without simulating (`--list`); directed counts after deduplication."""
     if strategy == "exhaustive":
         return {op.name: len(op.sites(model, False)) for op in ops}
-    mutants, skipped = generate(model, ops, strategy)
     totals: dict[str, int] = {op.name: 0 for op in ops}
-    for g in mutants:
+    for g in iter_generate(model, ops, strategy, {}):  # one mutant alive at a time
         totals[g.site.operator] += 1
     return totals
