@@ -66,7 +66,7 @@ def test_units_found(small) -> None:
         (APC(), ("APC", (0, "zero", 0.0)), FM + [("ry", (0,), (0.0,)), ("ry", (1,), (0.0,)), U0[2]] + U1),
         (APGC(), ("APGC", (2, "rz")), FM + [("rz", (0,), (0.1,))] + U0[1:] + U1),
         (LS(), ("LS", ("swap", 0, 1)), FM + U1 + U0),
-        (LS(), ("LS", ("entangle_first", 0)), FM + [U0[2], U0[0], U0[1]] + U1),
+        (ILS(), ("ILS", (0, "entangle_first")), FM + [U0[2], U0[0], U0[1]] + U1),
         (ILS(), ("ILS", (1, 0, 1)), FM + U0 + [U1[1], U1[0], U1[2]]),
         (ALA(), ("ALA", (0, 1, "copy")), FM + U0 + U1 + U0),
         (ALD(), ("ALD", (0, "rotations")), FM + [U0[2]] + U1),

@@ -217,27 +217,21 @@ class APGC(QmlOperator):
 
 
 class LS(QmlOperator):
-    """Layer Shuffling: swap two units, or put a unit's entangling gates before its rotations."""
+    """Layer Shuffling (Sec. IV-C): swap two units of the ansatz."""
 
     name, description = "LS", "layer shuffling"
 
     def sites(self, model, directed):
         us = units(model.ir)
-        out = [Site(self.name, ("swap", a, b)) for a in range(len(us)) for b in range(a + 1, len(us))]
-        out += [Site(self.name, ("entangle_first", a)) for a, u in enumerate(us) if u.rotation and u.entangling]
-        return out
+        return [Site(self.name, ("swap", a, b)) for a in range(len(us)) for b in range(a + 1, len(us))]
 
     def apply(self, model, site):
         us = units(model.ir)
         n = len(model.ir.gates)
-        if site.args[0] == "swap":
-            a, b = us[site.args[1]], us[site.args[2]]
-            order = list(range(a.start)) + list(range(b.start, b.stop)) + list(range(a.stop, b.start))
-            order += list(range(a.start, a.stop)) + list(range(b.stop, n))
-            return model.with_ir(export=False, new_ir=_relayered(model.ir, order))
-        u = us[site.args[1]]
-        order = list(range(u.start)) + list(u.entangling) + list(u.rotation) + list(range(u.stop, n))
-        return model.with_ir(export=False, new_ir=_reorder(model.ir, order))
+        a, b = us[site.args[1]], us[site.args[2]]
+        order = list(range(a.start)) + list(range(b.start, b.stop)) + list(range(a.stop, b.start))
+        order += list(range(a.start, a.stop)) + list(range(b.stop, n))
+        return model.with_ir(export=False, new_ir=_relayered(model.ir, order))
 
 
 def _relayered(ir: ModelIR, order: list[int]) -> ModelIR:
@@ -247,7 +241,9 @@ def _relayered(ir: ModelIR, order: list[int]) -> ModelIR:
 
 
 class ILS(QmlOperator):
-    """In-layer Shuffling: swap two rotation sets (gates of one time step) inside a unit."""
+    """In-layer Shuffling (Sec. IV-C): inside a unit, the parameterized gates and the entangling
+    gates swap places ("entangle_first": the entanglers, then the rotations), and, as the paper
+    extends it to any blocks of a layer, two rotation sets (gates of one time step) swap."""
 
     name, description = "ILS", "in-layer shuffling"
 
@@ -262,11 +258,18 @@ class ILS(QmlOperator):
     def sites(self, model, directed):
         out = []
         for u, unit in enumerate(units(model.ir)):
+            if unit.rotation and unit.entangling:
+                out.append(Site(self.name, (u, "entangle_first")))
             k = len(self._sets(model, unit))
             out += [Site(self.name, (u, a, b)) for a in range(k) for b in range(a + 1, k)]
         return out
 
     def apply(self, model, site):
+        if site.args[1] == "entangle_first":
+            unit = units(model.ir)[site.args[0]]
+            n = len(model.ir.gates)
+            order = list(range(unit.start)) + list(unit.entangling) + list(unit.rotation) + list(range(unit.stop, n))
+            return model.with_ir(export=False, new_ir=_reorder(model.ir, order))
         u, a, b = site.args
         unit = units(model.ir)[u]
         sets = self._sets(model, unit)
