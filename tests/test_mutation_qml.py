@@ -341,11 +341,12 @@ def test_listing_a_wide_model_stays_small(tmp_path) -> None:
     w = np.random.default_rng(0).uniform(-1, 1, an.num_parameters)
     from_circuit(fm.compose(an), w, list(fm.parameters), readout="parity", classes=[0, 1]).save(tmp_path / "wide")
     code = (
-        "import resource, sys\n"
+        "import sys\n"
         f"sys.argv = ['qmltest', 'mutate', {str(tmp_path / 'wide')!r}, '--suite', 'qml', '--list']\n"
         "from qmltest_cli.main import run\n"
         "try:\n    run()\nexcept SystemExit:\n    pass\n"
-        "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        # VmHWM: this process image's peak (ru_maxrss would carry the forking pytest's own RSS over exec)
+        "print('hwm', [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
     assert "(directed)" in out.stdout
