@@ -5,6 +5,7 @@ folder (for the QASM texts), never from live objects."""
 from __future__ import annotations
 
 import difflib
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,20 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
         ],
         rows,
     )
+    headline = "".join(
+        f'<p style="font-size:1.4em;margin:0.3em 0"><b>{escape(n)}</b>: {meta["scoring"]} mutation score '
+        f"<b>{escape(intervals.fmt(s['mutation_score'], s['mutation_score_interval'], percent=True))}</b>"
+        f" &middot; identical copies killed "
+        f"{escape(intervals.fmt(s['null_control']['rate'], s['null_control']['interval'], percent=True))}"
+        + (
+            " &middot; <b style='color:#b00'>above alpha: the score measures shot noise</b>"
+            if s["null_control"]["exceeds_alpha"]
+            else ""
+        )
+        + "</p>"
+        for n, s in suites.items()
+    )
+    summary = headline + summary
     if suites:
         by_suite = {n: {"score": s["mutation_score"]} for n, s in suites.items()}
         summary += page.image(
