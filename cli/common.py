@@ -178,3 +178,22 @@ def model_data(model: Any, spec: str | None, split: str, option: str) -> str:
     if not name:
         raise InputError(f"{model.source}: the model names no training data set: give {option} NAME[:SPLIT] or a file")
     return f"{name}:{split}"
+
+
+def target_option() -> Any:
+    """`--target` for every command that simulates under noise: one name, one help text."""
+    return typer.Option(
+        None, "--target", help="Where the model runs: ideal, noise:FILE or fake:NAME (the device's noise)."
+    )
+
+
+def noise_of(noise: Path | None, target: str | None) -> object | None:
+    """The noise config of `--noise FILE` or `--target` (not both; one line, exit 2)."""
+    from qmltest import targets
+    from qmltest.noise.config import load
+
+    if noise is not None and target is not None:
+        raise InputError("give --noise FILE or --target, not both (--target noise:FILE is the same as --noise FILE)")
+    if target is not None:
+        return targets.parse(target)
+    return load(noise) if noise is not None else None

@@ -12,7 +12,9 @@ from qmltest_cli.common import (
     check_range,
     err,
     handle_errors,
+    noise_of,
     out,
+    target_option,
     with_backend,
     write_output,
 )
@@ -23,7 +25,6 @@ from qmltest.coverage import measure
 from qmltest.coverage.profile import Profile
 from qmltest.data import datasets
 from qmltest.errors import InputError
-from qmltest.noise.config import load as load_noise
 
 
 def parse_shots(text: str) -> int | None:
@@ -76,6 +77,7 @@ def cover(
     shots_sweep: str = typer.Option(None, help="Comma-separated shot counts for the Sec. 4.5 study."),
     seed: int = typer.Option(0, min=0, help="Seed for input sampling and shots."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
+    target: str = target_option(),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
@@ -107,7 +109,7 @@ def cover(
     n_shots = parse_shots(shots)
     rng = np.random.default_rng(seed)
     register = prof.meta.get("register", "readout")
-    cfg = load_noise(noise) if noise else None
+    cfg = noise_of(noise, target)
     where = parallel.plan(workers, cluster)
     exact = [(name, model.probabilities(x, register=register, noise=cfg, where=where)) for name, x in parts]
     probs = [(name, measure.estimate(p, n_shots, rng)) for name, p in exact]

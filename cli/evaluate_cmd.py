@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import backend_option, check_range, handle_errors, out, with_backend, write_output
+from qmltest_cli.common import (
+    backend_option,
+    check_range,
+    handle_errors,
+    noise_of,
+    out,
+    target_option,
+    with_backend,
+    write_output,
+)
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
 from qmltest.data import datasets
 from qmltest.evaluate import evaluate as evaluate_model
-from qmltest.noise.config import load as load_noise
 
 
 @handle_errors
@@ -27,6 +35,7 @@ def evaluate(
     limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, min=0, help="Seed for shot sampling."),
     noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
+    target: str = target_option(),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
@@ -37,7 +46,7 @@ def evaluate(
     check_range("--per-class", limit, 1, 10**7)
     model = artifact.load(model_path, manifest)
     x, y = datasets.select(data, split, model.classes, limit, seed)
-    cfg = load_noise(noise) if noise else None
+    cfg = noise_of(noise, target)
     result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, parallel.plan(workers, cluster))
     result.update(data=data, split=split, model=str(model_path), versions=report.versions())
     write_output(json_out, report.to_json(result))

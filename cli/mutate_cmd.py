@@ -14,8 +14,10 @@ from qmltest_cli.common import (
     err,
     handle_errors,
     model_data,
+    noise_of,
     out,
     progress_bar,
+    target_option,
     with_backend,
     write_output,
 )
@@ -34,7 +36,6 @@ from qmltest.mutation.generate import Settings
 from qmltest.mutation.pipeline import Cell
 from qmltest.mutation.scope import Scope, make_scope, parse_range
 from qmltest.mutation.stats import hoeffding_shots
-from qmltest.noise.config import load as load_noise
 
 
 def load_data(spec: str, model: artifact.Model, per_class: int | None, seed: int) -> Data:
@@ -111,6 +112,7 @@ def mutate(
     power: float = typer.Option(0.8, help="--sequential: 1 - beta, for deciding 'survived'."),
     margin: float = typer.Option(0.3, help="--sequential majority: vote-probability drop that survival rules out."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer (slow: density matrices)."),
+    target: str = target_option(),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (resumable)."),
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
@@ -197,7 +199,7 @@ def mutate(
         reference = model_data(model, reference, "train", "--reference")
     ref = load_data(reference, model, reference_per_class, seed) if opts.strategy == "search" else None
     suites = [load_data(t, model, test_per_class, seed) for t in test]
-    cfg = load_noise(noise) if noise else None
+    cfg = noise_of(noise, target)
     if html_out is not None and out_dir is None:
         out_dir = html_out / "run"
     with progress_bar("mutating", None, quiet) as advance:

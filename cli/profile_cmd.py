@@ -6,13 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import backend_option, handle_errors, out, with_backend, write_output
+from qmltest_cli.common import backend_option, handle_errors, noise_of, out, target_option, with_backend, write_output
 
 from qmltest import artifact, parallel, report
 from qmltest.coverage import profile as profiling
 from qmltest.coverage.measure import estimate
 from qmltest.data import datasets
-from qmltest.noise.config import load as load_noise
 
 
 @handle_errors
@@ -25,6 +24,7 @@ def profile(
     shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
     seed: int = typer.Option(0, min=0, help="Seed for sampling inputs and shots."),
     noise: Path = typer.Option(None, help="Noise config TOML, simulated on Aer."),
+    target: str = target_option(),
     register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
@@ -36,7 +36,7 @@ def profile(
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
-    cfg = load_noise(noise) if noise else None
+    cfg = noise_of(noise, target)
     where = parallel.plan(workers, cluster)
     probs = model.probabilities(x, register=register, noise=cfg, where=where)
     probs = estimate(probs, shots, np.random.default_rng(seed))

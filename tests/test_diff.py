@@ -68,3 +68,15 @@ def test_fake_device_target() -> None:
     assert doc["b"]["target"] == "fake:FakeManilaV2" and doc["tvd_max"] > 0  # the device's noise moves the outputs
     nope = runner.invoke(app, ["diff", model, "--target-b", "fake:FakeNope"])
     assert nope.exit_code == 2 and "unknown fake backend" in nope.output
+
+
+def test_target_option_on_evaluate() -> None:
+    pytest.importorskip("qiskit_ibm_runtime")
+    model = str(MODELS / "zzfm-su2-iris")
+    res = runner.invoke(
+        app, ["evaluate", model, "--data", "iris", "--exact", "--target", "fake:FakeManilaV2", "--json", "-"]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["noise"]["name"] == "fake:FakeManilaV2"
+    both = runner.invoke(app, ["evaluate", model, "--data", "iris", "--target", "ideal", "--noise", "x.toml"])
+    assert both.exit_code == 2 and "not both" in both.output
