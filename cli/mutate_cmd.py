@@ -120,7 +120,9 @@ def mutate(
     stryker_out: Path = typer.Option(None, "--stryker", help="Stryker mutation-testing-report JSON."),
     junit_out: Path = typer.Option(None, "--junit", help="JUnit XML: a testcase per mutant, survived = failure."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG beside it)."),
-    fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below this (0-1)."),
+    fail_under: float = typer.Option(
+        None, help="Exit 1 when a suite's mutation score is below P percent (as cover's --fail-under)."
+    ),
     fail_under_lower: bool = typer.Option(
         False, "--fail-under-lower", help="Gate --fail-under on the score's 95% lower bound, not the estimate."
     ),
@@ -145,7 +147,7 @@ def mutate(
     check_range("--null-copies", null_copies, 1, 10**6)
     check_range("--shots-budget", shots_budget, 1, 10**12)
     if fail_under is not None:
-        check_range("--fail-under", fail_under, 0.0, 1.0)
+        check_range("--fail-under", fail_under, 0.0, 100.0)
     check_range("--k-max", k_max, 1, 1000)
     check_range("--batch", batch, 1, 10_000)
     check_range("--per-class", test_per_class, 1, 10**7)
@@ -227,7 +229,7 @@ def mutate(
     for line in result["warnings"]:
         err.print(f"warning: {line}", markup=False)
     if fail_under is not None:
-        gate(result, fail_under, fail_under_lower)
+        gate(result, fail_under / 100.0, fail_under_lower)
 
 
 def gate(result: dict, bar: float, lower: bool) -> None:
@@ -237,9 +239,9 @@ def gate(result: dict, bar: float, lower: bool) -> None:
         interval = s.get("mutation_score_interval")
         value = (interval[0] if interval else 0.0) if lower else (s["mutation_score"] or 0.0)
         if value < bar:
-            low.append(f"{name} {'lower bound ' if lower else ''}{value:.4f}")
+            low.append(f"{name} {'lower bound ' if lower else ''}{100 * value:.2f}%")
     if low:
-        err.print(f"mutation score below {bar}: {', '.join(low)}", markup=False)
+        err.print(f"mutation score below {100 * bar:g}%: {', '.join(low)}", markup=False)
         raise typer.Exit(EXIT_GATE)
 
 

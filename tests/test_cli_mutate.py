@@ -177,7 +177,7 @@ def test_sequential_run_gates_on_the_lower_bound_and_names_undecided(iris_model,
     lower bound and names it; a budget too small for two predictions is one line, exit 2."""
     args = ["mutate", str(iris_model), "--suite", "qml", "--operators", "ALD,APC", "--test", "iris:test"]
     args += ["--shots", "100", "--sequential", "--null-copies", "40", "--seed", "1", "--quiet"]
-    res = runner.invoke(app, [*args, "--json", str(tmp_path / "r.json"), "--fail-under", "0.5", "--fail-under-lower"])
+    res = runner.invoke(app, [*args, "--json", str(tmp_path / "r.json"), "--fail-under", "50", "--fail-under-lower"])
     report = json.loads((tmp_path / "r.json").read_text())
     suite = report["suites"]["iris:test"]
     lo, hi = suite["mutation_score_interval"]
@@ -186,7 +186,7 @@ def test_sequential_run_gates_on_the_lower_bound_and_names_undecided(iris_model,
     assert all(m["status"] in ("killed", "survived", "undecided", "equivalent") for m in report["mutants"])
     assert res.exit_code == (1 if lo < 0.5 else 0), res.output
     if lo < 0.5:
-        assert f"lower bound {lo:.4f}" in res.output
+        assert f"lower bound {100 * lo:.2f}%" in res.output and "below 50%" in res.output
     bad = runner.invoke(app, [*args, "--shots-budget", "150"])
     assert bad.exit_code == 2 and "--shots-budget must allow at least 2 predictions" in bad.output
     literal = runner.invoke(app, ["report", str(tmp_path / "r.json"), "--criterion", "majority-literal"])
