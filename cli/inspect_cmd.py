@@ -56,7 +56,18 @@ def describe(model: Model) -> dict:
         "training": m.get("training", {}),
         "qasm_sha256": model.sha256,
         "inferred": list(model.inferred),
+        "mutable": MUTABLE,
     }
+
+
+MUTABLE = {
+    "feature_map": "gate operators (quanforge RGA RGD GR GPM GSM GRT; classic add/remove/replace-gate); "
+    "never its data angles",
+    "ansatz": "every operator: weights (quanforge PF PSF PS; qml APC), gates, units (qml APGC LS ILS ALA ALD)",
+    "preprocessing": "qml DFC (feature and image changes, as a preprocessing step)",
+    "readout": "classic add-measure and remove-measure",
+}
+"""What the mutation operators may touch, by part of the model (README, mutation sections)."""
 
 
 @handle_errors
@@ -124,6 +135,8 @@ def render(info: dict) -> None:
                 str(row["line"]),
             )
         out.print(g)
+    for part, what in info["mutable"].items():
+        out.print(f"mutated: {part}: {what}", markup=False)
     tr = info["training"]
     if tr:
         out.print(f"trained on {tr.get('dataset')} {tr.get('classes')}: test accuracy {tr.get('test_accuracy')}")

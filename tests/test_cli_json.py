@@ -89,3 +89,10 @@ def test_junit_and_baseline_comparison(iris_model, tmp_path) -> None:
     before = {m["id"]: m["status"] for m in report["mutants"]}
     expected = sorted(i for i in now if now[i] == "survived" and before.get(i) == "killed")
     assert sorted(m["id"] for m in cmp["newly_survived"]) == expected
+
+
+def test_inspect_states_what_mutation_may_touch(iris_model) -> None:
+    res = runner.invoke(app, ["inspect", str(iris_model), "--json"])
+    mutable = json.loads(res.stdout)["mutable"]
+    assert set(mutable) == {"feature_map", "ansatz", "preprocessing", "readout"}
+    assert "never its data angles" in mutable["feature_map"] and "DFC" in mutable["preprocessing"]
