@@ -16,6 +16,7 @@ from scipy.stats import t as scipy_t
 
 from qmltest import readout
 from qmltest.errors import InputError
+from qmltest.mutation import votes
 
 
 def hoeffding_shots(epsilon: float, confidence: float, outputs: int) -> int:
@@ -61,41 +62,20 @@ def accuracy_distribution(
     return (pred == y[None, :]).mean(axis=1)
 
 
-DECIDED = 2.0**-64
-"""An input whose majority vote goes against its likeliest class with probability below this (a
-Chernoff bound) is taken as decided: no shots are drawn for it."""
-
-
 def drawn_correct(
     p: np.ndarray, y: np.ndarray, cmat: np.ndarray, shots: int, repeats: int, rng: np.random.Generator
 ) -> np.ndarray | None:
     """Accuracies of `repeats` majority votes when every state carries at most one class (states
     with none, e.g. QCL's unused outcomes, vote for nobody); None for other readouts.
 
-    Shots are drawn per class (and one "no class" bucket), not per state: class counts of a state
-    multinomial are themselves multinomial. Inputs whose vote is decided are not drawn: the chance
-    that class j gets at least as many shots as the likeliest class t is at most
-    (1 - q_t - q_j + 2 sqrt(q_t q_j))^shots (Chernoff, one shot adds +1 w.p. q_j, -1 w.p. q_t), and
-    when the sum over j is below DECIDED the vote is t in every repeat. On a trained model most
-    inputs are decided, which makes sampling 4-5x cheaper than drawing every input's shots.
+    The votes are `votes.draw_correct`'s: shots drawn per class (and one "no class" bucket), and
+    inputs whose vote a Chernoff bound decides are not drawn at all. On a trained model most inputs
+    are decided, which makes sampling 4-5x cheaper than drawing every input's shots.
     """
-    if not np.all((cmat == 0) | (cmat == 1)) or not np.all(cmat.sum(axis=1) <= 1):
+    if not votes.is_class_readout(cmat):
         return None
     q = np.clip(p @ cmat, 0.0, 1.0)  # (N, K) class probabilities
-    k = q.shape[1]
-    top = np.argmax(q, axis=1)
-    qt = q[np.arange(len(q)), top][:, None]
-    base = np.clip(1.0 - qt - q + 2.0 * np.sqrt(qt * q), 0.0, 1.0)
-    base[np.arange(len(q)), top] = 0.0
-    undecided = (base**shots).sum(axis=1) >= DECIDED
-    right = np.full(repeats, float(np.sum((top == y)[~undecided])))
-    if undecided.any():
-        qu = q[undecided]
-        buckets = np.concatenate([qu, np.clip(1.0 - qu.sum(axis=1, keepdims=True), 0.0, 1.0)], axis=1)
-        buckets /= buckets.sum(axis=1, keepdims=True)
-        counts = rng.multinomial(shots, np.broadcast_to(buckets, (repeats,) + buckets.shape))
-        right += (np.argmax(counts[..., :k], axis=2) == y[undecided][None, :]).sum(axis=1)
-    return right / len(y)
+    return votes.draw_correct(q, y, shots, repeats, rng).sum(axis=1) / len(y)
 
 
 def majority_correct(p: np.ndarray, y: np.ndarray, cmat: np.ndarray, shots: int) -> np.ndarray | None:
