@@ -35,7 +35,9 @@ def rates(model: artifact.Model, data: Data) -> dict[str, dict]:
     ev = {c.id: pipeline.evidence_for(c, data, mask, evaluator, opts) for c in pipeline.null_copies(model, COPIES)}
     out = {}
     for criterion in criteria.CRITERIA:
-        v = criteria.decide(ev, data.y, model.classes, criterion, pipeline.DEFAULT_CORRECTION[criterion], 0.05, 0.5)
+        v = criteria.decide(
+            ev, data.y, model.classes, criterion, criteria.REGISTRY[criterion].default_correction, 0.05, 0.5
+        )
         for x in v.values():
             x["killed_overall"] = x["killed"]
         out[criterion] = pipeline.null_summary(v, "plain", len(set(data.y.tolist())), 0.05)

@@ -68,7 +68,7 @@ def import_model(
     started = time.perf_counter()
     _check_out(out_dir, force)
     circuit, fmt = sources.load_circuit(source, parse_list(probe, "--probe", float))
-    checked = None
+    provenance: dict = {"source": source.name, "format": fmt}
     if verify is not None:
         if fmt != "qasm2":
             raise InputError("--verify checks an OpenQASM 2 import's probe recovery: the source is not OpenQASM 2")
@@ -77,6 +77,7 @@ def import_model(
             raise InputError(f"--verify takes FILE=v0,v1,..., got '{verify}'")
         other, _ = sources.load_circuit(Path(path), None, bound=True)
         checked = sources.verify_probe(circuit, other, parse_list(values, "--verify", float) or [], path)
+        provenance["probe_verified"] = {"against": Path(path).name, "max_abs_diff": checked}
     weight_values = sources.load_weights(weights) if weights is not None else None
     data_x = None
     if data is not None:
@@ -96,14 +97,9 @@ def import_model(
         layers=layers,
         encoding=encoding,
         name=name or out_dir.resolve().name,
-        provenance={"source": source.name, "format": fmt}
-        | (
-            {"probe_verified": {"against": Path(verify.partition("=")[0]).name, "max_abs_diff": checked}}
-            if verify
-            else {}
-        ),
+        provenance=provenance,
     )
-    if fmt == "qasm2" and checked is None:
+    if fmt == "qasm2" and "probe_verified" not in provenance:
         err.print(
             "note: the probe recovery is not checked away from the probe values: export again at other values "
             "and pass --verify FILE=v0,v1,...",

@@ -3,7 +3,7 @@
 Commands load lazily: `qmltest --version` and `qmltest --help` import no command module (and so
 none of qiskit, scipy.stats, statsmodels, dask, matplotlib), and `qmltest CMD` imports only CMD's
 module. The table below gives each command's module, attribute and one-line help for the top-level
-help page; a test holds the line to the command's own docstring.
+help page; a test loads every entry.
 """
 
 from __future__ import annotations

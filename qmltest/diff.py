@@ -14,6 +14,7 @@ import numpy as np
 
 from qmltest import intervals, readout
 from qmltest.mutation import votes
+from qmltest.simulate import engine
 
 
 def _scores(probs: np.ndarray, cmat: np.ndarray, num_classes: int) -> np.ndarray:
@@ -22,9 +23,7 @@ def _scores(probs: np.ndarray, cmat: np.ndarray, num_classes: int) -> np.ndarray
 
 def _drawn(probs: np.ndarray, predict, shots: int, repeats: int, rng: np.random.Generator) -> np.ndarray:
     """(repeats, N) predicted classes of majority votes of `shots` shots."""
-    p = np.clip(probs, 0.0, None)
-    p = p / p.sum(axis=1, keepdims=True)
-    return np.stack([predict(rng.multinomial(shots, p)) for _ in range(repeats)])
+    return np.stack([predict(engine.sample_counts(probs, shots, rng)) for _ in range(repeats)])
 
 
 def compare(

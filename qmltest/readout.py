@@ -46,11 +46,16 @@ def terms(observable: str) -> list[tuple[float, str]]:
 
 
 def canonical(observable: str) -> str:
-    """The manifest form: a single unit term stays its label, a sum is 'c*P+c*P' with exact floats."""
-    t = terms(observable)
-    if len(t) == 1 and t[0][0] == 1.0:
-        return t[0][1]
-    return "".join(("+" if c >= 0 and i else "") + f"{c!r}*{p}" for i, (c, p) in enumerate(t))
+    """The manifest form of an observable written in Qiskit's label syntax (`written`)."""
+    return written(terms(observable))
+
+
+def written(parts: list[tuple[float, str]]) -> str:
+    """(coefficient, Pauli string) terms as the manifest writes them: a single unit term as its
+    label, a sum as 'c*P+c*P' with exact floats."""
+    if len(parts) == 1 and parts[0][0] == 1.0:
+        return parts[0][1]
+    return "".join(("+" if c >= 0 and i else "") + f"{c!r}*{p}" for i, (c, p) in enumerate(parts))
 
 
 def labels(observables: list[str]) -> list[str]:

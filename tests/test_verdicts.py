@@ -84,7 +84,7 @@ def _null_kills(model: artifact.Model, data: Data, opts: pipeline.Options) -> di
     out = {}
     for criterion in criteria.CRITERIA:
         verdicts = criteria.decide(
-            ev, labels, model.classes, criterion, pipeline.DEFAULT_CORRECTION[criterion], 0.05, 0.5
+            ev, labels, model.classes, criterion, criteria.REGISTRY[criterion].default_correction, 0.05, 0.5
         )
         for v in verdicts.values():
             v["killed_overall"] = v["killed"]

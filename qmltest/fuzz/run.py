@@ -21,21 +21,11 @@ from qmltest.coverage.criteria import Bounds
 from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, fuzz
-from qmltest.mutation.evaluate import seed_of
+from qmltest.mutation.evaluate import digest, seed_of
 from qmltest.runlock import RunLock
 from qmltest.simulate import backend as backend_mod
 
 FORMAT = "qmltest.fuzz/1"
-
-
-def content_hash(*arrays: np.ndarray) -> str:
-    """A short hash of arrays' dtypes, shapes and bytes."""
-    h = hashlib.sha256()
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()[:16]
 
 
 def config_hash(config: dict) -> str:
@@ -142,8 +132,8 @@ def _campaign(
     runs = seeds_list or [seed]
     folders = {s: (None if out is None else (out if not seeds_list else out / f"seed-{s}")) for s in runs}
     identity = {  # everything else that changes a result: a folder made with other inputs is never reused
-        "seeds_sha256": content_hash(x, y),
-        "bounds_sha256": content_hash(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float)),
+        "seeds_sha256": digest(x, y)[:16],
+        "bounds_sha256": digest(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float))[:16],
         "backend": backend_mod.current(),
     }
     configs = {

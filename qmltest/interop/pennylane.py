@@ -68,36 +68,25 @@ def from_pennylane(
     provenance = {"library": "pennylane", "version": qml.__version__, "probes": [p1, p2]}
     if kinds == {"ProbabilityMP"} and len(tape.measurements) == 1:
         measured = [int(w) for w in tape.measurements[0].wires][::-1]  # PennyLane: first wire most significant
-        count = 2 ** len(measured)
-        model = from_circuit(
-            circuit,
-            None,
-            None,
-            readout=readout or "basis",
-            classes=list(classes) if classes is not None else list(range(count)),
-            measure=measured,
-            preprocessing=preprocessing,
-            name=name,
-            provenance=provenance,
-            lenient=True,
-        )
+        labels = list(classes) if classes is not None else list(range(2 ** len(measured)))
+        how: dict = {"readout": readout or "basis", "measure": measured}
     elif kinds == {"ExpectationMP"}:
         observables = [_pauli_word(m.obs, n) for m in tape.measurements]
-        model = from_circuit(
-            circuit,
-            None,
-            None,
-            readout="expectation",
-            observables=observables,
-            classes=list(classes) if classes is not None else ([-1, 1] if len(observables) == 1 else None),
-            threshold=threshold,
-            preprocessing=preprocessing,
-            name=name,
-            provenance=provenance,
-            lenient=True,
-        )
+        labels = list(classes) if classes is not None else ([-1, 1] if len(observables) == 1 else None)
+        how = {"readout": "expectation", "observables": observables, "threshold": threshold}
     else:
         raise InputError(f"QNode measurements {sorted(kinds)}: import one probs(...) or expvals of Pauli words")
+    model = from_circuit(
+        circuit,
+        None,
+        None,
+        classes=labels,
+        preprocessing=preprocessing,
+        name=name,
+        provenance=provenance,
+        lenient=True,
+        **how,
+    )
 
     def forward(x: np.ndarray) -> np.ndarray:
         rows = [np.atleast_1d(np.asarray(qnode(row, *weights), dtype=float)).ravel() for row in x]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qmltest import artifact
+from qmltest import artifact, readout
 from qmltest.errors import InputError
 from qmltest.interop.circuit import from_circuit
 
@@ -49,10 +49,7 @@ def pauli_strings(observables: object) -> list[str]:
             if abs(c.imag) > 1e-12:
                 raise InputError(f"observable term {label} has the complex coefficient {c}: only real weights read out")
             parts.append((float(c.real), label.lstrip("-i")))
-        if len(parts) == 1 and parts[0][0] == 1.0:
-            out.append(parts[0][1])
-        else:
-            out.append("".join(("+" if c >= 0 and i else "") + f"{c!r}*{p}" for i, (c, p) in enumerate(parts)))
+        out.append(readout.written(parts))
     return out
 
 

@@ -29,6 +29,16 @@ def seed_of(*parts: object) -> list[int]:
     return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
 
 
+def digest(*arrays: np.ndarray) -> str:
+    """sha256 of arrays' dtypes, shapes and bytes: a content key for data sets and profiles."""
+    h = hashlib.sha256()
+    for arr in arrays:
+        a = np.ascontiguousarray(arr)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class Data:
     """Inputs already encoded for the model, with class indices."""
@@ -43,12 +53,7 @@ class Data:
         """Content key: two suites drawn from one file (same name, other rows) never share a cache entry.
 
         Cached: hashing 200 raw MNIST rows on every lookup took 23% of a mutant's evaluation."""
-        h = hashlib.sha256()
-        for arr in (self.encoded, self.y) + (() if self.raw is None else (self.raw,)):
-            a = np.ascontiguousarray(arr)
-            h.update(f"{a.dtype}{a.shape}".encode())
-            h.update(a.tobytes())
-        return h.hexdigest()
+        return digest(self.encoded, self.y, *(() if self.raw is None else (self.raw,)))
 
 
 class Evaluator:

@@ -11,10 +11,10 @@ import numpy as np
 
 from qmltest.artifact import Model
 from qmltest.errors import QmlTestError
+from qmltest.mutation import criteria, sequential, stats, votes
 from qmltest.mutation import delta as delta_mod
-from qmltest.mutation import sequential, stats, votes
 from qmltest.mutation.evaluate import Data, Evaluator, seed_of
-from qmltest.mutation.options import DEFAULT_CORRECTION, NULL_COPIES, Candidate, Options
+from qmltest.mutation.options import NULL_COPIES, Candidate, Options
 from qmltest.parallel import TaskError
 
 
@@ -164,7 +164,7 @@ def sequential_evidence(
     s = opts.settings
     beta = 1.0 - opts.power
     shots = opts.shots or 0
-    correction = opts.correction if opts.criterion == "majority" else DEFAULT_CORRECTION["majority"]
+    correction = opts.correction if opts.criterion == "majority" else criteria.REGISTRY["majority"].default_correction
     maj = sequential.majority(right, w0, looks, s.alpha, beta, opts.margin, correction)
     maj["inputs"] = [int(idx[j]) for j in maj["inputs"]]
     maj["shots"] = maj["repeats"] * shots * int(len(idx))

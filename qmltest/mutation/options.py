@@ -17,7 +17,6 @@ FORMAT = "qmltest.mutation/3"
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
 STRATEGIES = ("search", "directed", "exhaustive")
 NULL_COPIES = 200
-DEFAULT_CORRECTION = criteria.DEFAULT_CORRECTION
 DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' own settings)
     "quanforge": ("search", "statistical", "class"),
     "qml": ("directed", "majority", "plain"),

@@ -42,7 +42,6 @@ from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipelin
     touched_gates,
 )
 from qmltest.mutation.options import (  # noqa: F401
-    DEFAULT_CORRECTION,
     DEFAULTS,
     FORMAT,
     NULL_COPIES,

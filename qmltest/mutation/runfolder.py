@@ -1,5 +1,5 @@
 """The run folder: run.json (settings that decide the evidence), results.jsonl (append-only, last line
-per id wins, a torn last line ignored) and mutants/<id>/ artifacts."""
+per id wins, a torn last line cut off) and mutants/<id>/ artifacts, locked for one writer."""
 
 from __future__ import annotations
 

@@ -132,11 +132,11 @@ def draw_correct_counts(
 ) -> np.ndarray:
     """(votes, N) correctness of votes for any readout (expectation values included): shots drawn
     per state and `predict` applied to the counts. The general, slower path."""
-    p = np.clip(probs, 0.0, None)
-    p = p / p.sum(axis=1, keepdims=True)
-    out = np.empty((votes, len(p)), bool)
+    from qmltest.simulate import engine
+
+    out = np.empty((votes, len(probs)), bool)
     for r in range(votes):
-        out[r] = predict(rng.multinomial(shots, p)) == y
+        out[r] = predict(engine.sample_counts(probs, shots, rng)) == y
     return out
 
 
@@ -181,6 +181,12 @@ def lower_bound(k: np.ndarray, n: int, level: float) -> np.ndarray:
     return np.where(k > 0, beta.ppf(1 - level, np.maximum(k, 1e-12), n - k + 1), 0.0)
 
 
+def _class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
+    """Class probabilities of a class readout from state probabilities (clipped, renormalized)."""
+    p = np.clip(probs, 0.0, None)
+    return (p / p.sum(axis=1, keepdims=True)) @ cmat
+
+
 INEXACT_VOTES = 4096
 """Votes drawn for the original's w on a readout with no count-majority form (expectation values)."""
 
@@ -193,9 +199,7 @@ def original_win(
     if shots is None:
         return (predict(probs) == y).astype(float), True
     if is_class_readout(cmat):
-        p = np.clip(probs, 0.0, None)
-        p = p / p.sum(axis=1, keepdims=True)
-        return win_probability(p @ cmat, y, shots, rng)
+        return win_probability(_class_q(probs, cmat), y, shots, rng)
     return draw_correct_counts(probs, y, predict, shots, INEXACT_VOTES, rng).mean(axis=0), False
 
 
@@ -207,7 +211,5 @@ def model_votes(
     if shots is None:
         return np.broadcast_to(predict(probs) == y, (repeats, len(y))).copy()
     if is_class_readout(cmat):
-        p = np.clip(probs, 0.0, None)
-        p = p / p.sum(axis=1, keepdims=True)
-        return draw_correct(p @ cmat, y, shots, repeats, rng)
+        return draw_correct(_class_q(probs, cmat), y, shots, repeats, rng)
     return draw_correct_counts(probs, y, predict, shots, repeats, rng)
