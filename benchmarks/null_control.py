@@ -38,8 +38,6 @@ def rates(model: artifact.Model, data: Data) -> dict[str, dict]:
         v = criteria.decide(
             ev, data.y, model.classes, criterion, criteria.REGISTRY[criterion].default_correction, 0.05, 0.5
         )
-        for x in v.values():
-            x["killed_overall"] = x["killed"]
         out[criterion] = pipeline.null_summary(v, "plain", len(set(data.y.tolist())), 0.05)
     return out
 

@@ -86,8 +86,6 @@ def _null_kills(model: artifact.Model, data: Data, opts: pipeline.Options) -> di
         verdicts = criteria.decide(
             ev, labels, model.classes, criterion, criteria.REGISTRY[criterion].default_correction, 0.05, 0.5
         )
-        for v in verdicts.values():
-            v["killed_overall"] = v["killed"]
         for scoring in criteria.SCORINGS:
             summary = pipeline.null_summary(verdicts, scoring, len(set(labels.tolist())), 0.05)
             out[(criterion, scoring)] = (summary["killed"], summary["trials"])

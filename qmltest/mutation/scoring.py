@@ -63,8 +63,6 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
             v["undecided"] = bool(v.get("undecided_classes" if scoring == "class" else "undecided_overall"))
         verdicts_by_suite[name] = verdicts
         null = criteria.decide(data["null"][name], labels, classes, criterion, correction, alpha, effect)
-        for v in null.values():
-            v["killed_overall"] = v["killed"]
         present = len(set(info["labels"]))
         null_control = null_summary(null, scoring, present, alpha)
         s = criteria.scores(verdicts, num_classes)
@@ -169,7 +167,7 @@ def null_summary(null: dict[str, dict], scoring: str, classes_present: int, alph
     if scoring == "class":
         k, n = sum(len(v["killed_classes"]) for v in null.values()), len(null) * max(classes_present, 1)
     else:
-        k, n = sum(bool(v["killed_overall"]) for v in null.values()), len(null)
+        k, n = sum(bool(v.get("killed_overall", v["killed"])) for v in null.values()), len(null)
     return {
         "copies": len(null),
         "killed": k,
