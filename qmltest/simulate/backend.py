@@ -7,8 +7,8 @@
 - ``auto`` (default): numpy up to CROSSOVER qubits, Aer above. The crossover is measured with
   `make bench-engine` (scaling table, hardware-efficient circuit, 64 inputs, exact probabilities).
 
-A command chooses with `--backend`; the choice is read here by every simulation of the process
-(`using`), and exported in QMLTEST_BACKEND so that local worker processes make the same one.
+A command chooses with `--backend`; `using` puts the choice in QMLTEST_BACKEND, where every
+simulation of the process, and of the local worker processes it starts, reads it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 
 from qmltest.errors import InputError
 
@@ -27,8 +26,6 @@ inputs, us per input, numpy vs Aer): 12 qubits 581 vs 986, 13: 1,813 vs 991, 14:
 16: 36,077 vs 1,005."""
 ENV = "QMLTEST_BACKEND"
 
-_current: ContextVar[str | None] = ContextVar("qmltest_backend", default=None)
-
 
 def check(name: str) -> str:
     if name not in NAMES:
@@ -37,8 +34,8 @@ def check(name: str) -> str:
 
 
 def current() -> str:
-    """The backend chosen for this process: `using`, else $QMLTEST_BACKEND, else auto."""
-    return check(_current.get() or os.environ.get(ENV) or "auto")
+    """The backend chosen for this process ($QMLTEST_BACKEND, set by `using`), else auto."""
+    return check(os.environ.get(ENV) or "auto")
 
 
 def resolve(name: str | None, num_qubits: int) -> str:
@@ -55,13 +52,11 @@ def using(name: str | None) -> Iterator[None]:
     if name is None:
         yield
         return
-    token = _current.set(check(name))
     before = os.environ.get(ENV)
-    os.environ[ENV] = name
+    os.environ[ENV] = check(name)
     try:
         yield
     finally:
-        _current.reset(token)
         if before is None:
             os.environ.pop(ENV, None)
         else:

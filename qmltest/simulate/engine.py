@@ -1,7 +1,7 @@
 """The engine: exact probability vectors or shot counts for one circuit and a batch of inputs.
 
-Backends: ``numpy`` (batched statevector, the default fast path) and ``aer`` (Qiskit Aer, the
-reference). Noise-free shots are drawn from the exact distribution (multinomial), so repeated
+Backends: ``numpy`` (batched statevector, the fast path for small circuits) and ``aer`` (Qiskit Aer,
+the reference), chosen by `backend` (``auto`` by default). Noise-free shots are drawn from the exact distribution (multinomial), so repeated
 predictions cost no extra simulation.
 """
 
@@ -18,7 +18,6 @@ from qmltest.errors import InputError
 from qmltest.simulate import aer, statevector
 from qmltest.simulate import backend as backend_mod
 
-BACKENDS = ("numpy", "aer")
 MAX_STATE_BYTES = 8 * 2**30
 """Refuse a job whose single statevector working set would exceed this (16 bytes x 2^n x 3)."""
 CHUNK_BYTES = 256 * 2**20
