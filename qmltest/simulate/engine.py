@@ -1,8 +1,8 @@
 """The engine: exact probability vectors or shot counts for one circuit and a batch of inputs.
 
 Backends: ``numpy`` (batched statevector, the fast path for small circuits) and ``aer`` (Qiskit Aer,
-the reference), chosen by `backend` (``auto`` by default). Noise-free shots are drawn from the exact distribution (multinomial), so repeated
-predictions cost no extra simulation.
+the reference), chosen by `backend` (``auto`` by default). Noise-free shots are drawn from the
+exact distribution (multinomial), so repeated predictions cost no extra simulation.
 """
 
 from __future__ import annotations
