@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,21 +95,20 @@ def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
     )
 
 
-def campaign(*args: object, **kwargs: object) -> dict:
-    """Run a fuzzing campaign (`_campaign`) with its run folder, if any, checked and locked: one
-    writer at a time, and `--out FILE` refused in one line."""
-    out = kwargs.get("out", args[8] if len(args) > 8 else None)
+@contextmanager
+def locked_folder(out: Path | None) -> Iterator[None]:
+    """The campaign's run folder, if any, checked (`--out FILE` is one line) and locked for one writer."""
     if out is None:
-        return _campaign(*args, **kwargs)  # type: ignore[arg-type]
-    out = Path(out)  # type: ignore[arg-type]
+        yield
+        return
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
-        return _campaign(*args, **kwargs)  # type: ignore[arg-type]
+        yield
 
 
-def _campaign(
+def campaign(
     model: Model,
     x: np.ndarray,
     y: np.ndarray,
@@ -127,73 +128,74 @@ def _campaign(
 ) -> dict:
     """Run the guides (under each seed of `seeds_list`, or `seed`); the report's 'timing' entry is
     for the caller to print, not to save. Guides x seeds are independent tasks (`where`)."""
-    mutator = mutators.for_data(x, image_shape)
-    seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))
-    runs = seeds_list or [seed]
-    folders = {s: (None if out is None else (out if not seeds_list else out / f"seed-{s}")) for s in runs}
-    identity = {  # everything else that changes a result: a folder made with other inputs is never reused
-        "seeds_sha256": digest(x, y)[:16],
-        "bounds_sha256": digest(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float))[:16],
-        "backend": backend_mod.current(),
-    }
-    configs = {
-        s: dict(
-            config or {},
-            budget=budget,
-            seed=s,
-            k=k,
-            top_k=top_k,
-            model=model.sha256,
-            seeds=len(x),
-            register=register,
-            **identity,
-        )
-        for s in runs
-    }
-    results: dict[int, dict] = {s: {} for s in runs}
-    timings: dict[int, dict] = {s: {} for s in runs}
-    todo = []
-    for s in runs:
-        for guide in guides:
+    with locked_folder(out):
+        mutator = mutators.for_data(x, image_shape)
+        seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))
+        runs = seeds_list or [seed]
+        folders = {s: (None if out is None else (out if not seeds_list else out / f"seed-{s}")) for s in runs}
+        identity = {  # everything else that changes a result: a folder made with other inputs is never reused
+            "seeds_sha256": digest(x, y)[:16],
+            "bounds_sha256": digest(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float))[:16],
+            "backend": backend_mod.current(),
+        }
+        configs = {
+            s: dict(
+                config or {},
+                budget=budget,
+                seed=s,
+                k=k,
+                top_k=top_k,
+                model=model.sha256,
+                seeds=len(x),
+                register=register,
+                **identity,
+            )
+            for s in runs
+        }
+        results: dict[int, dict] = {s: {} for s in runs}
+        timings: dict[int, dict] = {s: {} for s in runs}
+        todo = []
+        for s in runs:
+            for guide in guides:
+                folder = folders[s]
+                cached = folder / f"{guide}.json" if folder else None
+                if cached and cached.exists():
+                    data = _read_guide(cached)
+                    if data.get("config_hash") == config_hash(configs[s]):
+                        results[s][guide] = data
+                        timing = folder / f"{guide}.timing.json"  # type: ignore[operator]
+                        timings[s][guide] = json.loads(timing.read_text()) if timing.exists() else {}
+                        continue
+                todo.append((guide, s))
+
+        def done(index: int, outcome: object) -> None:
+            guide, s = todo[index]
+            if isinstance(outcome, parallel.TaskError):
+                raise QmlTestError(f"fuzzing with guide {guide} (seed {s}) failed: {outcome.message}")
             folder = folders[s]
-            cached = folder / f"{guide}.json" if folder else None
-            if cached and cached.exists():
-                data = _read_guide(cached)
-                if data.get("config_hash") == config_hash(configs[s]):
-                    results[s][guide] = data
-                    timing = folder / f"{guide}.timing.json"  # type: ignore[operator]
-                    timings[s][guide] = json.loads(timing.read_text()) if timing.exists() else {}
-                    continue
-            todo.append((guide, s))
+            if folder:
+                folder.mkdir(parents=True, exist_ok=True)
+                results[s][guide] = save_outcome(folder, outcome, x, image_shape, mutator, configs[s])  # type: ignore[arg-type]
+            else:
+                results[s][guide] = dict(outcome.summary(), coverage_trace=outcome.coverage_trace)  # type: ignore[attr-defined]
+            timings[s][guide] = outcome.timing()  # type: ignore[attr-defined]
+            if progress:
+                progress(guide)
 
-    def done(index: int, outcome: object) -> None:
-        guide, s = todo[index]
-        if isinstance(outcome, parallel.TaskError):
-            raise QmlTestError(f"fuzzing with guide {guide} (seed {s}) failed: {outcome.message}")
-        folder = folders[s]
-        if folder:
-            folder.mkdir(parents=True, exist_ok=True)
-            results[s][guide] = save_outcome(folder, outcome, x, image_shape, mutator, configs[s])  # type: ignore[arg-type]
-        else:
-            results[s][guide] = dict(outcome.summary(), coverage_trace=outcome.coverage_trace)  # type: ignore[attr-defined]
-        timings[s][guide] = outcome.timing()  # type: ignore[attr-defined]
-        if progress:
-            progress(guide)
-
-    shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register)
-    parallel.run_tasks(_fuzz_task, shared, todo, where, done)
-    reports = {s: _report(model, s, configs[s], {g: results[s][g] for g in guides}) for s in runs}
-    if not seeds_list:
-        return dict(reports[seed], timing=timings[seed])
-    mean = {g: float(np.mean([reports[s]["guides"][g]["tsr"] for s in runs])) for g in guides}
-    return {
-        "pooled_tsr": pooled_tsr(reports, runs, guides),
-        "timing": {str(s): timings[s] for s in runs},
-        "meta": {"format": FORMAT, "model_sha256": model.sha256, "seeds": runs, "versions": report.versions()},
-        "config": dict(config or {}, budget=budget, k=k, top_k=top_k, register=register, seeds=len(x)),
-        "mean_tsr": mean,
-        "runs": {str(s): {key: r[key] for key in ("guides", "coverage_traces")} for s, r in reports.items()},
-    }
+        shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register)
+        parallel.run_tasks(_fuzz_task, shared, todo, where, done)
+        reports = {s: _report(model, s, configs[s], {g: results[s][g] for g in guides}) for s in runs}
+        if not seeds_list:
+            return dict(reports[seed], timing=timings[seed])
+        mean = {g: float(np.mean([reports[s]["guides"][g]["tsr"] for s in runs])) for g in guides}
+        return {
+            "pooled_tsr": pooled_tsr(reports, runs, guides),
+            "timing": {str(s): timings[s] for s in runs},
+            "meta": {"format": FORMAT, "model_sha256": model.sha256, "seeds": runs, "versions": report.versions()},
+            "config": dict(config or {}, budget=budget, k=k, top_k=top_k, register=register, seeds=len(x)),
+            "mean_tsr": mean,
+            "runs": {str(s): {key: r[key] for key in ("guides", "coverage_traces")} for s, r in reports.items()},
+        }
 
 
 def pooled_tsr(reports: dict, runs: list[int], guides: list[str]) -> dict:
