@@ -17,7 +17,7 @@ from qmltest_cli.common import (
 )
 from rich.table import Table
 
-from qmltest import artifact, parallel, report
+from qmltest import artifact, intervals, parallel, report
 from qmltest.data import datasets
 from qmltest.evaluate import evaluate as evaluate_model
 
@@ -56,8 +56,10 @@ def evaluate(
     t = Table(title=f"{model.manifest['name']} on {data}:{split} ({mode}, {result['backend']})")
     t.add_column("class")
     t.add_column("samples", justify="right")
-    t.add_column("accuracy", justify="right")
+    t.add_column("accuracy [95%]", justify="right")
     for c, row in result["per_class"].items():
-        t.add_row(c, str(row["samples"]), "-" if row["accuracy"] is None else f"{100 * row['accuracy']:.2f}%")
-    t.add_row("all", str(result["samples"]), f"{100 * result['accuracy']:.2f}%")
+        t.add_row(c, str(row["samples"]), intervals.fmt(row["accuracy"], row["accuracy_interval"], percent=True))
+    t.add_row(
+        "all", str(result["samples"]), intervals.fmt(result["accuracy"], result["accuracy_interval"], percent=True)
+    )
     out.print(t)

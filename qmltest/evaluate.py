@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from qmltest import intervals
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.simulate import backend as backend_mod
@@ -43,10 +44,12 @@ def evaluate(
         per_class[str(c)] = {
             "samples": int(mask.sum()),
             "accuracy": float(np.mean(pred[mask] == i)) if mask.any() else None,
+            "accuracy_interval": intervals.wilson(int(np.sum(pred[mask] == i)), int(mask.sum())),
         }
     return {
         "samples": int(len(y)),
         "accuracy": float(np.mean(pred == y)) if len(y) else None,
+        "accuracy_interval": intervals.wilson(int(np.sum(pred == y)), int(len(y))),
         "per_class": per_class,
         "shots": shots,
         "exact": shots is None,

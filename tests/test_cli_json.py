@@ -96,3 +96,12 @@ def test_inspect_states_what_mutation_may_touch(iris_model) -> None:
     mutable = json.loads(res.stdout)["mutable"]
     assert set(mutable) == {"feature_map", "ansatz", "preprocessing", "readout"}
     assert "never its data angles" in mutable["feature_map"] and "DFC" in mutable["preprocessing"]
+
+
+def test_evaluate_reports_accuracy_with_its_interval(iris_model) -> None:
+    res = runner.invoke(app, ["evaluate", str(iris_model), "--data", "iris", "--exact", "--json", "-"])
+    doc = json.loads(res.stdout)
+    lo, hi = doc["accuracy_interval"]
+    assert lo <= doc["accuracy"] <= hi and hi - lo > 0
+    for row in doc["per_class"].values():
+        assert row["accuracy_interval"][0] <= row["accuracy"] <= row["accuracy_interval"][1]
