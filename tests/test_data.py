@@ -102,3 +102,13 @@ def test_mnist_one_vs_rest_relabels_every_other_digit() -> None:
     assert ovr.image_shape == (28, 28) and int(np.sum(ovr.y == 0)) == int(np.sum(base.y == 0))
     x, y = datasets.select("mnist_0vr:test", "test", [0, 1])
     assert set(np.unique(y)) == {0, 1} and len(x) == len(y)
+
+
+def test_csv_with_a_header_row(tmp_path) -> None:
+    """A first line of column names is skipped; text anywhere else is still refused."""
+    (tmp_path / "h.csv").write_text("a,b,label\n0.5,1.0,0\n0.25,2.0,1\n")
+    ds = datasets.load(str(tmp_path / "h.csv"))
+    assert ds.x.tolist() == [[0.5, 1.0], [0.25, 2.0]] and ds.y.tolist() == [0, 1]
+    (tmp_path / "bad.csv").write_text("a,b,label\n0.5,1.0,0\nx,2.0,1\n")
+    with pytest.raises(InputError, match="not a numeric CSV"):
+        datasets.load(str(tmp_path / "bad.csv"))

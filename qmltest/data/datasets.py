@@ -134,7 +134,7 @@ def _file(spec: str) -> Dataset:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")  # an empty file is a UserWarning in numpy: make it ours
-                arr = np.loadtxt(path, delimiter=",", ndmin=2)
+                arr = np.loadtxt(path, delimiter=",", ndmin=2, skiprows=1 if _has_header(path) else 0)
         except (ValueError, UserWarning) as exc:
             raise InputError(f"{path}: not a numeric CSV ({str(exc).splitlines()[0]})") from None
         except UnicodeDecodeError:
@@ -143,6 +143,18 @@ def _file(spec: str) -> Dataset:
             raise InputError(f"{path}: a CSV dataset needs rows of features followed by a label column")
         return Dataset(_features(arr[:, :-1], path), _labels(arr[:, -1], path), path.stem)
     raise InputError(f"{path}: unknown dataset format (use .npz, .csv or idx:)")
+
+
+def _has_header(path: Path) -> bool:
+    """A first line of column names (any field that is not a number), as pandas and spreadsheets write."""
+    with open(path, encoding="utf-8") as fh:
+        first = fh.readline()
+    for field in first.strip().split(","):
+        try:
+            float(field)
+        except ValueError:
+            return True
+    return False
 
 
 def load(spec: str) -> Dataset:
