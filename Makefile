@@ -3,7 +3,10 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 # The extras that install on a plain machine (PennyLane, qiskit-ibm-runtime: their tests run, not skip).
-EXTRAS ?= dev,pennylane,hardware
+EXTRAS ?= dev,pennylane,hardware,torch
+# torch is pinned to the CPU build that lies on these machines' disk (a bare `torch` pulls a CUDA
+# build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
+TORCH ?= torch==2.13.0
 
 .PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
@@ -12,6 +15,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 install: $(PY)
+	$(if $(TORCH),$(PY) -m pip install --quiet '$(TORCH)')
 	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 
 # The main job on the shipped default model and dataset.

@@ -54,6 +54,9 @@ def import_model(
         None, help="Repeatable: scale=LO:HI, standard (fitted on --data), pca=FILE.npz, steps=FILE.json."
     ),
     data: str = typer.Option(None, help="Training data to fit --preprocess scalers: name[:split] or file."),
+    head: Path = typer.Option(
+        None, help="expectation readout: a linear layer over the <O_j>, JSON {weight: [[..]], bias: [..]}."
+    ),
     layers: str = typer.Option(
         "auto", help="auto, barriers, or START-STOP:KIND,... e.g. 0-24:feature_map,24-44:ansatz."
     ),
@@ -94,6 +97,7 @@ def import_model(
         observables=None if observables is None else [o.strip() for o in observables.split(",") if o.strip()],
         threshold=threshold,
         preprocessing=steps,
+        head=None if head is None else sources.load_json(head),
         layers=layers,
         encoding=encoding,
         name=name or out_dir.resolve().name,

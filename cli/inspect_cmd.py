@@ -44,9 +44,7 @@ def describe(model: Model) -> dict:
         "arch": m.get("arch"),
         "num_qubits": model.ir.num_qubits,
         "num_gates": len(model.ir.gates),
-        "num_weights": sum(
-            1 for g in model.ir.gates for p in g.params if p.kind == "weight" and angle_role(float(p.value)) == "W"
-        ),
+        "num_weights": _weights(model),
         "encoding": m["encoding"],
         "features": m["feature_names"],
         "preprocessing": [s["op"] for s in m["preprocessing"]],
@@ -60,12 +58,21 @@ def describe(model: Model) -> dict:
     }
 
 
+def _weights(model: artifact.Model) -> int:
+    """Trained weights: the source's own parameter count when imported (a trained weight may be 0
+    or pi/2 exactly), else the bound angles that are not multiples of pi/4 (constants)."""
+    count = model.manifest.get("import", {}).get("weights")
+    if isinstance(count, int):
+        return count
+    return sum(1 for g in model.ir.gates for p in g.params if p.kind == "weight" and angle_role(float(p.value)) == "W")
+
+
 MUTABLE = {
     "feature_map": "gate operators (quanforge RGA RGD GR GPM GSM GRT; classic add/remove/replace-gate); "
     "never its data angles",
     "ansatz": "every operator: weights (quanforge PF PSF PS; qml APC), gates, units (qml APGC LS ILS ALA ALD)",
     "preprocessing": "qml DFC (feature and image changes, as a preprocessing step)",
-    "readout": "classic add-measure and remove-measure",
+    "readout": "classic add-measure and remove-measure; a linear head after it is never mutated",
 }
 """What the mutation operators may touch, by part of the model (README, mutation sections)."""
 
@@ -106,7 +113,10 @@ def render(info: dict) -> None:
     )
     ro = info["readout"]
     detail = f" observables {ro['observables']}" if ro.get("kind") == "expectation" else ""
-    out.print(f"readout: {ro['kind']}{detail} over qubits {ro['qubits']} -> classes {info['classes']}", markup=False)
+    head = f" -> linear head {len(ro['head']['weight'][0])}x{len(ro['head']['bias'])}" if "head" in ro else ""
+    out.print(
+        f"readout: {ro['kind']}{detail} over qubits {ro['qubits']}{head} -> classes {info['classes']}", markup=False
+    )
     if info["preprocessing"]:
         out.print(f"preprocessing: {' -> '.join(info['preprocessing'])}", markup=False)
     t = Table(title="layers")

@@ -289,7 +289,9 @@ def _validate_expectation(ro: dict, m: dict, source: str) -> None:
     """An expectation readout: observables over the circuit's width, measured = their support."""
     obs = ro["observables"]
     try:
-        readout.check_observables(obs, m["num_qubits"], len(m["classes"]))
+        readout.check_observables(obs, m["num_qubits"], len(m["classes"]), ro.get("head"))
+        if "head" in ro and "threshold" in ro:
+            raise InputError("a linear head carries its own bias: drop 'threshold'")
     except InputError as exc:
         raise _fail(source, f"manifest 'readout': {exc}") from None
     support = sorted(readout.measurement_basis(obs))

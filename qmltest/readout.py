@@ -12,6 +12,11 @@ argmax and class probabilities are the scores renormalized. Two manifest forms b
   +1 eigenspace of P_j and the argmax is unchanged; the threshold enters as a constant t/2 shift,
   which is linear because probabilities (or counts) sum to a constant. The basis changes that turn
   X/Y observables into Z measurements are appended by the engine (`basis_changes`).
+- ``expectation`` with a ``head`` {weight (C, J), bias (C)}: a classical linear layer over the J
+  expectation values, as ``nn.Sequential(TorchConnector(qnn), nn.Linear(J, C))`` builds; the
+  logits E A^T + b are again linear in the probabilities (they sum to one, so b is a constant
+  row), hence one score matrix (2 E-columns - 1) A^T + 1 b^T. One row (C = 1) reads two classes
+  by the logit's sign (BCEWithLogits style).
 """
 
 from __future__ import annotations
@@ -83,8 +88,9 @@ def table(kind: str, num_measured: int, num_classes: int) -> list[int]:
     raise InputError(f"unknown readout kind '{kind}' (basis, parity, modulo)")
 
 
-def check_observables(observables: list[str], num_qubits: int, num_classes: int) -> None:
-    """Pauli strings (Qiskit order: last character = qubit 0) of the right width, qubit-wise commuting."""
+def check_observables(observables: list[str], num_qubits: int, num_classes: int, head: dict | None = None) -> None:
+    """Pauli strings (Qiskit order: last character = qubit 0) of the right width, qubit-wise
+    commuting; with a linear `head`, its shape fits the observables and the classes."""
     if not observables:
         raise InputError("readout 'expectation' needs at least one observable")
     for obs in observables:
@@ -94,11 +100,41 @@ def check_observables(observables: list[str], num_qubits: int, num_classes: int)
                 raise InputError(f"observable '{obs}' has width {len(label)} but the circuit has {num_qubits} qubits")
         if all(set(label) == {"I"} or c == 0 for c, label in parts):
             raise InputError(f"observable '{obs}' is a multiple of the identity: it carries no class information")
-    if len(observables) == 1 and num_classes != 2:
+    if head is not None:
+        check_head(head, len(observables), num_classes)
+    elif len(observables) == 1 and num_classes != 2:
         raise InputError(f"one observable reads out exactly 2 classes (sign or threshold), got {num_classes}")
-    if len(observables) > 1 and len(observables) != num_classes:
+    elif len(observables) > 1 and len(observables) != num_classes:
         raise InputError(f"{len(observables)} observables need {len(observables)} classes (argmax), got {num_classes}")
     measurement_basis(observables)
+
+
+def check_head(head: dict, num_outputs: int, num_classes: int) -> None:
+    """A linear head: weight (C, J) over the J expectation values and bias (C), finite; C rows read
+    C classes by argmax, one row reads two classes by its sign."""
+    try:
+        w = np.asarray(head["weight"], dtype=float)
+        b = np.asarray(head["bias"], dtype=float)
+    except (KeyError, TypeError, ValueError):
+        raise InputError("readout head must be {'weight': [[...]], 'bias': [...]} of numbers") from None
+    if w.ndim != 2 or w.shape[1] != num_outputs:
+        raise InputError(
+            f"readout head weight must be (classes, {num_outputs}) for {num_outputs} observables, got {w.shape}"
+        )
+    if b.shape != (w.shape[0],):
+        raise InputError(f"readout head bias must have {w.shape[0]} entries, got {b.shape}")
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
+        raise InputError("readout head weight and bias must be finite")
+    rows = w.shape[0]
+    if rows != num_classes and not (rows == 1 and num_classes == 2):
+        raise InputError(f"readout head has {rows} output(s) but the model has {num_classes} classes")
+
+
+def head_outputs(values: np.ndarray, head: dict | None) -> np.ndarray:
+    """Logits of a linear head over expectation values (the values themselves without a head)."""
+    if head is None:
+        return values
+    return values @ np.asarray(head["weight"], dtype=float).T + np.asarray(head["bias"], dtype=float)
 
 
 def measurement_basis(observables: list[str]) -> dict[int, str]:
@@ -139,9 +175,14 @@ def observable_columns(observables: list[str], measured: list[int]) -> np.ndarra
     return np.stack(cols, axis=1)
 
 
-def expectation_matrix(observables: list[str], measured: list[int], threshold: float = 0.0) -> np.ndarray:
+def expectation_matrix(
+    observables: list[str], measured: list[int], threshold: float = 0.0, head: dict | None = None
+) -> np.ndarray:
     """(2^m, C) score matrix of an expectation readout over the measured qubits (module docstring)."""
     plus = observable_columns(observables, measured)
+    if head is not None:
+        logits = head_outputs(2 * plus - 1, head)  # rows are basis states: E(s) A^T + b
+        return np.concatenate([-logits / 2, logits / 2], axis=1) if logits.shape[1] == 1 else logits
     if len(observables) == 1:
         return np.stack([1.0 - plus[:, 0] + threshold / 2, plus[:, 0] - threshold / 2], axis=1)
     return plus
@@ -163,7 +204,9 @@ def basis_changes(readout: dict) -> list[tuple[str, int]]:
 def matrix(readout: dict, num_classes: int) -> np.ndarray:
     """The score matrix of a manifest's readout (either form)."""
     if readout.get("kind") == "expectation":
-        return expectation_matrix(readout["observables"], readout["qubits"], float(readout.get("threshold", 0.0)))
+        return expectation_matrix(
+            readout["observables"], readout["qubits"], float(readout.get("threshold", 0.0)), readout.get("head")
+        )
     return class_matrix(readout["map"], num_classes)
 
 

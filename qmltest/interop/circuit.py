@@ -31,7 +31,7 @@ from qmltest import readout as ro
 from qmltest.errors import InputError
 from qmltest.interop import layers as lay
 from qmltest.interop import roundtrip
-from qmltest.interop.preprocessing import to_steps
+from qmltest.interop.preprocessing import to_head, to_steps
 from qmltest.simulate import statevector
 
 _STANDARD = get_standard_gate_name_mapping()
@@ -208,9 +208,15 @@ def bind_weights(weight_params: list[Parameter], weights: object) -> dict[Parame
     return {p: float(v) for p, v in zip(weight_params, arr)}
 
 
+_ALPHA = "a-zA-Z\u0370-\u03ff"  # Qiskit's exporter: ASCII and Greek letters (qasm3/exporter.py _ALPHA)
+_VALID = re.compile(rf"[{_ALPHA}_][{_ALPHA}_0-9]*")
+_BAD = re.compile(rf"[^{_ALPHA}_0-9]")
+
+
 def mangled(name: str) -> str:
-    """The name Qiskit's OpenQASM 3 exporter gives a parameter: 'c1[0]' -> '_c1_0_', 'x' stays."""
-    return "_" + re.sub(r"[^A-Za-z0-9_]", "_", name) if re.search(r"[^A-Za-z0-9_]", name) else name
+    """The name Qiskit's OpenQASM 3 exporter gives a parameter: 'c1[0]' -> '_c1_0_', 'θ[0]' ->
+    '_θ_0_', 'x' stays (its escaped_declarable_name rule)."""
+    return name if _VALID.fullmatch(name) else "_" + _BAD.sub("_", name)
 
 
 def _by_circuit_names(weights: dict, weight_params: list[Parameter]) -> dict:
@@ -244,6 +250,7 @@ def readout_spec(
     threshold: float,
     num_qubits: int,
     warnings: list[str] | None = None,
+    head: dict | None = None,
 ) -> tuple[dict, list]:
     """(manifest readout, class labels) for one of the readout kinds.
 
@@ -252,16 +259,23 @@ def readout_spec(
     """
     if kind == "expectation":
         obs = [ro.canonical(o) for o in observables or []]
-        count = len(classes) if classes is not None else (2 if len(obs) == 1 else len(obs))
-        ro.check_observables(obs, num_qubits, count)
+        outputs = len(obs) if head is None else len(head["bias"])
+        count = len(classes) if classes is not None else (2 if outputs == 1 else outputs)
+        ro.check_observables(obs, num_qubits, count, head)
+        if head is not None and threshold:
+            raise InputError("a linear head carries its own bias: give no threshold")
         bound = max(sum(abs(c) for c, p in ro.terms(o) if set(p) != {"I"}) for o in obs)
         if not -bound < threshold < bound:
             raise InputError(f"threshold must lie in (-{bound:g}, {bound:g}), the observable's range, got {threshold}")
-        labels = list(classes) if classes is not None else ([-1, 1] if len(obs) == 1 else list(range(len(obs))))
+        labels = list(classes) if classes is not None else ([-1, 1] if outputs == 1 else list(range(outputs)))
         spec = {"kind": "expectation", "qubits": sorted(ro.measurement_basis(obs)), "observables": obs}
         if threshold:
             spec["threshold"] = float(threshold)
+        if head is not None:
+            spec["head"] = head
         return spec, labels
+    if head is not None:
+        raise InputError("a linear head reads expectation values: use readout 'expectation'")
     if observables:
         raise InputError("observables are read only by --readout expectation")
     m = len(measured)
@@ -330,6 +344,7 @@ def from_circuit(
     observables: Sequence[str] | None = None,
     threshold: float = 0.0,
     preprocessing: object = None,
+    head: object = None,
     layers: str = "auto",
     encoding: str = "angle",
     name: str = "imported",
@@ -341,8 +356,10 @@ def from_circuit(
     readout: basis | parity | modulo (Qiskit ML VQC's ``x % C``) | map (readout_map or interpret)
     | expectation (observables: Pauli strings, Qiskit order). layers: auto | barriers | a spec
     ``0-24:feature_map,24-44:ansatz``. preprocessing: manifest steps or fitted scikit-learn
-    scalers / PCA / a Pipeline of them. lenient: a class the readout never predicts is recorded in
-    the manifest's ``import.warnings`` instead of refused (to mirror a library model as it is).
+    scalers / PCA / a Pipeline of them / torch layers. head: a linear layer over the expectation
+    values (torch ``nn.Linear`` or {'weight', 'bias'}; `to_head`). lenient: a class the readout
+    never predicts is recorded in the manifest's ``import.warnings`` instead of refused (to mirror
+    a library model as it is).
     """
     if readout not in ro.KINDS:
         raise InputError(f"unknown readout '{readout}' (choose from {', '.join(ro.KINDS)})")
@@ -383,6 +400,7 @@ def from_circuit(
         threshold,
         n,
         warnings,
+        to_head(head),
     )
     labels = [_json_label(c) for c in labels]
 

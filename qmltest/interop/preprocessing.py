@@ -8,7 +8,6 @@ set), ``pca=FILE.npz`` (arrays mean, components), ``steps=FILE.json`` (a manifes
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +80,30 @@ def sklearn_steps(obj: object) -> list[dict]:
         f"preprocessing '{kind}' is not supported (MinMaxScaler, StandardScaler, MaxAbsScaler, PCA, Pipeline, "
         "torch Linear / Tanh / ReLU / Sigmoid / Sequential)"
     )
+
+
+def to_head(obj: object) -> dict | None:
+    """A linear head after the readout: None, {'weight', 'bias'}, a one-step list [{'op': 'linear',
+    ...}] or a torch ``nn.Linear`` (any object with weight and bias) -> the manifest's readout head."""
+    if obj is None:
+        return None
+    if isinstance(obj, list) and len(obj) == 1 and isinstance(obj[0], dict) and obj[0].get("op") == "linear":
+        obj = obj[0]
+    if isinstance(obj, dict):
+        if set(obj) - {"op", "weight", "bias"} or not {"weight", "bias"} <= set(obj):
+            raise InputError("a readout head is {'weight': [[...]], 'bias': [...]}: one linear layer")
+        w, b = obj["weight"], obj["bias"]
+    else:
+        steps = torch_steps(obj) if type(obj).__module__.startswith("torch") else None
+        if not steps or len(steps) != 1 or steps[0]["op"] != "linear":
+            raise InputError(
+                f"a readout head must be one linear layer (nn.Linear or {{'weight', 'bias'}}), got {type(obj).__name__}"
+            )
+        w, b = steps[0]["weight"], steps[0]["bias"]
+    try:
+        return {"weight": _floats(w), "bias": _floats(b)}
+    except (TypeError, ValueError):
+        raise InputError("a readout head's weight and bias must be numbers") from None
 
 
 def check_steps(steps: object) -> list[dict]:
@@ -162,9 +185,6 @@ def _pca_file(path: Path) -> dict:
 
 
 def _steps_file(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    try:
-        return check_steps(json.loads(path.read_text()))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not JSON ({exc})") from None
+    from qmltest.interop.sources import load_json
+
+    return check_steps(load_json(path))

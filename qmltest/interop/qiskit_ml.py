@@ -19,7 +19,9 @@ import numpy as np
 
 from qmltest import artifact, readout
 from qmltest.errors import InputError
+from qmltest.interop import roundtrip
 from qmltest.interop.circuit import from_circuit
+from qmltest.interop.preprocessing import to_head
 
 
 def _labels(clf: object, count: int) -> list | None:
@@ -59,10 +61,13 @@ def from_qiskit_ml(
     *,
     classes: Sequence | None = None,
     preprocessing: object = None,
+    head: object = None,
     name: str = "imported",
     threshold: float = 0.0,
 ) -> artifact.Model:
-    """Convert a VQC, a NeuralNetworkClassifier(SamplerQNN | EstimatorQNN) or a bare QNN (weights given)."""
+    """Convert a VQC, a NeuralNetworkClassifier(SamplerQNN | EstimatorQNN) or a bare QNN (weights
+    given), with classical layers before it (`preprocessing`) and a linear `head` after an
+    EstimatorQNN. The model is checked against the QNN's own `forward` (plus the head) to 1e-9."""
     qnn = getattr(obj, "neural_network", None)
     clf = obj if qnn is not None else None
     qnn = qnn if qnn is not None else obj
@@ -83,12 +88,14 @@ def from_qiskit_ml(
     by_name = {p.name: float(v) for p, v in zip(weight_params, values)}  # the QNN's own weight order
     provenance = {"library": "qiskit-machine-learning", "object": type(obj).__name__, "qnn": kind}
     if kind == "SamplerQNN":
+        if head is not None:
+            raise InputError("a linear head reads expectation values: it follows an EstimatorQNN, not a SamplerQNN")
         count = int(np.prod(qnn.output_shape))
         labels = list(classes) if classes is not None else (_labels(clf, count) if clf is not None else None)
         interpret = getattr(qnn, "_interpret", None) or getattr(qnn, "interpret", None)
         if interpret is None:
             raise InputError("SamplerQNN without an interpret function outputs 2^n probabilities: give one to classify")
-        return from_circuit(
+        model = from_circuit(
             circuit,
             by_name,
             inputs,
@@ -100,13 +107,17 @@ def from_qiskit_ml(
             provenance=provenance,
             lenient=True,
         )
+        return _checked(model, qnn, values, None, per_class=True)
     observables = pauli_strings(qnn.observables)
-    if len(observables) == 1:
+    head = to_head(head)
+    if head is not None:
+        labels = list(classes) if classes is not None else None
+    elif len(observables) == 1:
         labels = list(classes) if classes is not None else [-1, 1]  # NeuralNetworkClassifier: np.sign
     else:
         labels = list(classes) if classes is not None else (_labels(clf, len(observables)) if clf else None)
         labels = labels if labels is not None else list(range(len(observables)))
-    return from_circuit(
+    model = from_circuit(
         circuit,
         by_name,
         inputs,
@@ -115,7 +126,25 @@ def from_qiskit_ml(
         classes=labels,
         threshold=threshold,
         preprocessing=preprocessing,
+        head=head,
         name=name,
         provenance=provenance,
         lenient=True,
     )
+    return _checked(model, qnn, values, head)
+
+
+def _checked(model: artifact.Model, qnn: object, weights: np.ndarray, head: dict | None, per_class: bool = False):
+    """The model against the QNN's own forward pass on random inputs (roundtrip.check), recorded."""
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        out = np.asarray(qnn.forward(x, weights), dtype=float).reshape(len(x), -1)  # type: ignore[attr-defined]
+        return readout.head_outputs(out, head)
+
+    diff = roundtrip.check(model, forward, f"{type(qnn).__name__}.forward", seed=1, per_class=per_class)
+    model.manifest["import"]["library_roundtrip"] = {
+        "against": f"qiskit_machine_learning {type(qnn).__name__}.forward",
+        "inputs": roundtrip.INPUTS,
+        "max_abs_diff": diff,
+    }
+    return model

@@ -20,16 +20,20 @@ TOLERANCE = 1e-9
 INPUTS = 8
 
 
-def model_outputs(model: object, encoded: np.ndarray) -> np.ndarray:
-    """What the model reads out per input: measured-register probabilities, or <O_j> for an
-    expectation readout (the quantity a library's forward pass returns)."""
+def model_outputs(model: object, encoded: np.ndarray, per_class: bool = False) -> np.ndarray:
+    """What the model reads out per input: measured-register probabilities (per_class: summed per
+    class, as a SamplerQNN with an interpret returns them), or <O_j> for an expectation readout,
+    or a linear head's logits over them (what a library's forward pass returns)."""
     from qmltest import readout
     from qmltest.simulate import engine
 
     probs = engine.probabilities(model.job(), encoded)  # type: ignore[attr-defined]
     spec = model.manifest["readout"]  # type: ignore[attr-defined]
     if spec.get("kind") == "expectation":
-        return readout.expectation_values(probs, spec["observables"], spec["qubits"])
+        values = readout.expectation_values(probs, spec["observables"], spec["qubits"])
+        return readout.head_outputs(values, spec.get("head"))
+    if per_class:
+        return probs @ readout.class_matrix(spec["map"], model.num_classes)  # type: ignore[attr-defined]
     return probs
 
 
@@ -59,7 +63,8 @@ def circuit_outputs(
             state = Statevector(body.assign_parameters(dict(zip(inputs, (float(v) for v in x)))))
         if spec.get("kind") == "expectation":
             ops = [SparsePauliOp.from_list([(p, c) for c, p in readout.terms(o)]) for o in spec["observables"]]
-            rows.append([float(np.real(state.expectation_value(op))) for op in ops])
+            values = np.array([float(np.real(state.expectation_value(op))) for op in ops])
+            rows.append(readout.head_outputs(values[None, :], spec.get("head"))[0])
         else:
             rows.append(state.probabilities(list(spec["qubits"])))
     return np.asarray(rows, dtype=float)
@@ -80,6 +85,7 @@ def check(
     against: str,
     encoded: np.ndarray | None = None,
     seed: int = 0,
+    per_class: bool = False,
 ) -> float | None:
     """Largest |model - reference| over the inputs (random ones by default); InputError above
     TOLERANCE. None when the reference cannot be computed (nothing checked)."""
@@ -87,7 +93,7 @@ def check(
     ref = reference(x)
     if ref is None:
         return None
-    ours = model_outputs(model, x)
+    ours = model_outputs(model, x, per_class)
     ref = np.asarray(ref, dtype=float).reshape(ours.shape)
     diff = float(np.max(np.abs(ours - ref))) if ours.size else 0.0
     if not diff <= TOLERANCE:

@@ -213,3 +213,13 @@ def load_weights(path: Path) -> np.ndarray | dict[str, float]:
     if arr.dtype.kind not in "iuf" or arr.ndim > 2:
         raise InputError(f"{path}: weights must be a numeric vector, got dtype {arr.dtype} shape {arr.shape}")
     return np.asarray(arr, dtype=float).ravel()
+
+
+def load_json(path: Path) -> object:
+    """A small JSON file a user brings (a readout head, a step list): parsed, or one line why not."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not JSON ({exc})") from None
