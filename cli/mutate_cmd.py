@@ -178,8 +178,8 @@ def mutate(
     ).resolved()
     if list_only:
         if opts.strategy == "search":
-            raise InputError("--list counts site strategies (qml, classic); the search strategy samples mutants")
-        counts = sites.count(model, sites.operators(opts.suite, list(names) or None, seed), opts.strategy)
+            raise InputError("--list counts site strategies (directed, exhaustive); the search strategy samples mutants")
+        counts = sites.count(model, sites.operators(opts.suite, list(opts.operators) or None, seed), opts.strategy)
         write_output(json_out, report.to_json({"strategy": opts.strategy, "counts": counts}))
         if str(json_out) != "-":
             for name, n in counts.items():
@@ -188,11 +188,11 @@ def mutate(
         return
     cells = None
     if opts.strategy == "search":
-        for name in names:
+        for name in opts.operators:
             ops.get(name)  # unknown operators and scopes fail before any data is loaded
         cells = scan_cells(scan, make_scope(model.ir.num_qubits, qubits, depth, gate_types), model)
     else:
-        sites.operators(opts.suite, list(names) or None)
+        sites.operators(opts.suite, list(opts.operators) or None)
         if scan or qubits or depth or gate_types:
             raise InputError("--scan, --qubits, --depth and --gate-types apply to the search strategy (quanforge)")
     if not test:

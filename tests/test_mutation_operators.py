@@ -20,7 +20,7 @@ def _signature(ir) -> list[tuple]:
 
 
 @pytest.mark.parametrize("arch", sorted(ARCHS))
-@pytest.mark.parametrize("name", ops.QUANFORGE)
+@pytest.mark.parametrize("name", list(ops.REGISTRY))
 def test_operator_yields_valid_different_circuit(arch: str, name: str) -> None:
     model = MODELS[arch]
     op = ops.get(name)

@@ -12,7 +12,8 @@ from qiskit.quantum_info import Operator
 from qmltest import artifact
 from qmltest import ir as irmod
 from qmltest.mutation import sites
-from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, AddGate, RemoveGate, ReplaceGate, Site, units
+from qmltest.mutation.classic import AddGate, RemoveGate, ReplaceGate
+from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +178,7 @@ def test_mid_circuit_measurement_is_dephasing_on_both_backends() -> None:
 
 
 def test_measure_operators(small, tmp_path) -> None:
-    from qmltest.mutation.qml import AddMeasure, RemoveMeasure
+    from qmltest.mutation.classic import AddMeasure, RemoveMeasure
 
     found = AddMeasure().sites(small, directed=True)
     # q0 is touched by rx, ry, cx, ry, rz, cx (6 gates): 5 slots; q1 by rx, ry, cx, cx: 3 slots
@@ -195,7 +196,7 @@ def test_measure_operators(small, tmp_path) -> None:
 
 
 def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
-    from qmltest.mutation.qml import RemoveMeasure
+    from qmltest.mutation.classic import RemoveMeasure
 
     model = artifact.load("data/models/zfm-ra-iris")  # readout: all 4 qubits, class = state % 3
     mutant = RemoveMeasure().apply(model, Site("remove-measure", ("readout", 0)))
@@ -232,7 +233,7 @@ def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
     """The cached canonical form (patched from the original's order via `edit.derived` or changed
     layers, per-step reprs) equals one computed from scratch for every QML and classic mutant."""
     from qmltest.mutation import edit
-    from qmltest.mutation.qml import canonical
+    from qmltest.mutation.canonical import canonical
 
     model = artifact.load(f"data/models/{name}")
     keys: dict = {}
@@ -264,7 +265,7 @@ def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
     ],
 )
 def test_steps_repr_matches_repr_of_repr(steps) -> None:
-    from qmltest.mutation.qml import _steps_repr
+    from qmltest.mutation.canonical import _steps_repr
 
     text, quoted = _steps_repr(steps, {})
     assert text == repr(steps) and quoted == repr(repr(steps))

@@ -73,7 +73,7 @@ def test_spliced_text_of_quanforge_mutants(name: str) -> None:
     splicer = Splicer(model.ir)
     rng = np.random.default_rng(7)
     spliced = tried = 0
-    for op_name in qf_ops.QUANFORGE:
+    for op_name in list(qf_ops.REGISTRY):
         for pct in (0.05, 0.3):
             made = qf_ops.get(op_name).mutate(model.ir, Scope(), pct, rng)
             if made is None:

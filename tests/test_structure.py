@@ -1,4 +1,5 @@
-"""Structure the codebase keeps: no import cycle among qmltest's modules (module-level imports)."""
+"""Structure the codebase keeps: no import cycle among qmltest's modules (module-level imports);
+the mutation package in small files and short functions."""
 
 from __future__ import annotations
 
@@ -85,3 +86,16 @@ def test_no_import_cycle_in_qmltest() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_mutation_package_reads_in_one_sitting() -> None:
+    """Issue 28: no file under qmltest/mutation/ over 400 lines, no function over 80."""
+    long_files, long_functions = [], []
+    for path in sorted((ROOT / "mutation").glob("*.py")):
+        text = path.read_text()
+        if len(text.splitlines()) > 400:
+            long_files.append(path.name)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                long_functions.append(f"{path.name}:{node.name}")
+    assert not long_files and not long_functions, (long_files, long_functions)

@@ -319,23 +319,41 @@ class PS(_ParamOp):
             if not partners:
                 continue
             j = int(rng.choice(partners))
-            gj = rows[j].gate
-            a, b = _weights(gi)[0], _weights(gj)[0]
-            vi, vj = list(gi.operation.params), list(gj.operation.params)
-            vi[a], vj[b] = float(gj.operation.params[b]), float(gi.operation.params[a])
-            rows[i] = Row(rows[i].layer, edit.with_params(gi, vi))
-            rows[j] = Row(rows[j].layer, edit.with_params(gj, vj))
-            notes.append(f"switch params of {_describe(rows, i)} and {_describe(rows, j)}")
+            notes.append(_switch(rows, i, j))
         if not notes:
             return None
         return edit.rebuild(ir, rows), notes
 
-    def apply(self, ir, scope, chosen, rng):  # PS picks partners itself
-        raise NotImplementedError
+    def pairs(self, ir: ModelIR, scope: Scope) -> list[tuple[int, int]]:
+        """Every switch PS can make: two in-scope gates sharing a Table 1 category whose weights differ."""
+        rows, sites = edit.flatten(ir), self.sites(ir, scope)
+        value = {i: rows[i].gate.operation.params[_weights(rows[i].gate)[0]] for i in sites}
+        return [
+            (i, j)
+            for a, i in enumerate(sites)
+            for j in sites[a + 1 :]
+            if categories_of(rows[i].gate.name) & categories_of(rows[j].gate.name) and value[i] != value[j]
+        ]
+
+    def apply(self, ir, scope, chosen, rng):
+        """Switch the gates of `chosen` two by two (pairs from `pairs`)."""
+        rows = edit.flatten(ir)
+        notes = [_switch(rows, i, j) for i, j in zip(chosen[::2], chosen[1::2])]
+        return edit.rebuild(ir, rows), notes
+
+
+def _switch(rows: list[Row], i: int, j: int) -> str:
+    """Swap the first weights of gates i and j in place; the note that says so."""
+    gi, gj = rows[i].gate, rows[j].gate
+    a, b = _weights(gi)[0], _weights(gj)[0]
+    vi, vj = list(gi.operation.params), list(gj.operation.params)
+    vi[a], vj[b] = float(gj.operation.params[b]), float(gi.operation.params[a])
+    rows[i] = Row(rows[i].layer, edit.with_params(gi, vi))
+    rows[j] = Row(rows[j].layer, edit.with_params(gj, vj))
+    return f"switch params of {_describe(rows, i)} and {_describe(rows, j)}"
 
 
 REGISTRY: dict[str, type[Operator]] = {op.name: op for op in (RGA, RGD, GR, GPM, GSM, GRT, PF, PSF, PS)}
-QUANFORGE = tuple(REGISTRY)
 
 
 def get(name: str, **kwargs: object) -> Operator:

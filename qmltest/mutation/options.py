@@ -78,11 +78,13 @@ class Options:
             out = replace(out, correction=out.correction or criteria.REGISTRY[out.criterion].default_correction)
         if out.strategy not in STRATEGIES:
             raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got '{out.strategy}'")
-        if (out.strategy == "search") != (out.suite == "quanforge"):
+        if out.strategy == "search" and out.suite != "quanforge":
             raise InputError(
-                f"--strategy {out.strategy} does not generate {out.suite} mutants: search (Algorithm 1) is for "
-                "the quanforge operators, directed/exhaustive site enumeration for qml and classic"
+                f"--strategy search does not generate {out.suite} mutants: search (Algorithm 1) is for "
+                "the quanforge operators; directed/exhaustive site enumeration works for every suite"
             )
+        prefix = f"{out.suite}/"  # registry names (quanforge/PF) and bare ones (PF) both name an operator
+        out = replace(out, operators=tuple(o[len(prefix) :] if o.startswith(prefix) else o for o in out.operators))
         for value, allowed, name in (
             (out.criterion, tuple(criteria.REGISTRY), "--criterion"),
             (out.correction, criteria.CORRECTIONS, "--correction"),

@@ -123,16 +123,52 @@ def _run(
     where: parallel.Plan | None,
 ) -> tuple[dict, dict]:
     opts = opts.resolved()
-    tick = progress or (lambda k=1: None)
+    suites = _checked_suites(suites, opts, reference, cells)
+    evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise)
+    folder = RunFolder(out, fresh, _fingerprint(original, suites, reference, opts, evaluator, noise), original)
+    started = time.perf_counter()
+    masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
+    for s in suites:  # the majority criterion's reference, computed once here rather than per worker
+        evaluator.original_win(s, np.flatnonzero(masks[s.name]))
+    state = _Run(original, suites, opts, reference, cells, folder, evaluator, progress, where)
+    shared = EvalShared(evaluator, tuple(suites), masks, opts)
+    copies_out = [shipped(original, c, state.remote) for c in state.copies]
+    parallel.run_tasks(_evaluate_task, shared, copies_out, where, state.finished, later=state.generate)
+    nulls = null_evidence(state.copies, [state.null_results[i] for i in range(len(state.copies))], suites)
+    eval_seconds = time.perf_counter() - started - state.gen_seconds
+    data = _report_data(original, opts, noise, command, evaluator.backend, suites, masks, state.generation, nulls)
+    data["mutants"] = [candidate_row(c) for c in state.cands]
+    result = build_report(data, opts.criterion, opts.correction, opts.scoring)
+    if out is not None:
+        report.write_text_atomic(out / "report.json", report.to_json(result))
+    n_eval = sum(c.status == "scored" for c in state.cands)
+    timing = {
+        "generation_seconds": state.gen_seconds,
+        "generation_seconds_per_mutant": state.gen_seconds / max(len(state.cands), 1),
+        "eval_seconds_per_mutant": eval_seconds / max(n_eval, 1),
+    }
+    return result, timing
+
+
+def _checked_suites(suites: list[Data], opts: Options, reference: Data | None, cells: list[Cell] | None) -> list[Data]:
+    """The test suites, names made unique; options that cannot go together refused in one line."""
     if not suites:
         raise InputError("give at least one test suite to score (--test)")
-    names = [s.name for s in suites]
-    if len(set(names)) != len(names):
-        suites = [replace(s, name=f"{s.name}#{i}") if names.count(s.name) > 1 else s for i, s in enumerate(suites)]
     if opts.strategy == "search" and reference is None:
         raise InputError("the search strategy generates against reference data: give --reference")
-    evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise)
-    fingerprint = {
+    if opts.strategy != "search" and cells and [c.name for c in cells] != ["all"]:
+        raise InputError("--scan and scopes apply to the search strategy (quanforge operators)")
+    names = [s.name for s in suites]
+    if len(set(names)) == len(names):
+        return suites
+    return [replace(s, name=f"{s.name}#{i}") if names.count(s.name) > 1 else s for i, s in enumerate(suites)]
+
+
+def _fingerprint(
+    original: Model, suites: list[Data], reference: Data | None, opts: Options, evaluator: Evaluator, noise: object
+) -> dict:
+    """What decides the evidence: a run folder with another fingerprint is not resumed."""
+    return {
         "model_sha256": original.sha256,
         "seed": opts.seed,
         "shots": opts.shots,
@@ -145,104 +181,21 @@ def _run(
         "noise": None if noise is None else getattr(noise, "sha256", None),
         "data": {s.name: s.fingerprint for s in suites + ([reference] if reference is not None else [])},
     }
-    folder = RunFolder(out, fresh, fingerprint, original)
-    if opts.strategy != "search" and cells and [c.name for c in cells] != ["all"]:
-        raise InputError("--scan and scopes apply to the search strategy (quanforge operators)")
-    started = time.perf_counter()
-    masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
-    shared = EvalShared(evaluator, tuple(suites), masks, opts)
-    for s in suites:  # the majority criterion's reference, computed once here rather than per worker
-        evaluator.original_win(s, np.flatnonzero(masks[s.name]))
-    copies = null_copies(original, opts.null_copies)
-    remote = where is not None and not where.local  # mutants travel as deltas only to workers
-    null_results: dict[int, object] = {}
-    cands: list[Candidate] = []
-    pending: list[Candidate] = []
-    generation: dict = {}
-    gen_seconds = 0.0
 
-    def generate(workers: int) -> Iterator[list]:
-        """Runs in the client while the workers evaluate the null copies; each batch of candidates
-        goes out as soon as it is made, so the workers need not wait for the last one."""
-        nonlocal gen_seconds
-        gen_started = time.perf_counter()
-        stream: Iterator[Candidate]
-        if opts.strategy == "search":
-            search_cells = cells or [Cell("all", Scope())]
-            made, found = generate_search(original, reference, search_cells, opts, evaluator, folder, tick, where)  # type: ignore[arg-type]
-            generation.update(found)
-            stream, total = iter(made), len(made)
-        else:
-            stream = iter_sites(original, opts, tick, generation)
-            total = sites.site_count(
-                original, sites.operators(opts.suite, list(opts.operators) or None, opts.seed), opts.strategy
-            )
-        made_count = 0
-        gen_seconds += time.perf_counter() - gen_started
-        batch: list = []
-        while True:
-            started_one = time.perf_counter()
-            cand = next(stream, None)
-            if cand is not None:
-                cands.append(cand)
-                made_count += 1
-                rec = folder.records.get(cand.id, {})
-                cand.evidence = dict(rec.get("suites", {}))
-                if cand.status == "scored" and any(s.name not in cand.evidence for s in suites):
-                    pending.append(cand)  # its touched gates come back with its evidence
-                    batch.append(shipped(original, cand, remote))
-                elif cand.model is not None:
-                    stored = rec.get("touched")
-                    cand.touched = list(stored) if isinstance(stored, list) else touched_gates(original, cand.model)
-                    cand.model = None  # the report needs only its row (see `evaluated`)
-            gen_seconds += time.perf_counter() - started_one
-            if remote:
-                time.sleep(0)  # hand the GIL to Dask's event loop (the local scheduler lives here)
-            if batch and (
-                cand is None
-                or len(batch) >= parallel.guided_size(total - made_count + len(batch), workers, where, total)
-            ):
-                yield batch
-                batch = []
-            if cand is None:
-                return
 
-    def evaluated(index: int, result: object) -> None:
-        cand = pending[index]
-        if isinstance(result, TaskError):  # failed twice: reported as errored, the run goes on
-            cand.evidence.update({s.name: {"status": f"incompetent: errored: {result.message}"} for s in suites})
-            if cand.model is not None:
-                cand.touched = touched_gates(original, cand.model)
-        else:
-            evidence, cand.touched = result  # type: ignore[misc]
-            cand.evidence.update(evidence)
-        folder.save_model(cand.id, cand.model)
-        folder.append(
-            {
-                "id": cand.id,
-                "site": cand.site,
-                "operator": cand.operator,
-                "suites": cand.evidence,
-                "touched": cand.touched,
-            }
-        )
-        # saved and scored: from here the report needs only its row, so its circuit is let go
-        # (32,692 DRNN mutants held ~430 MB of IR in the client until the report was written)
-        cand.model = None
-        tick(1)
-
-    def finished(index: int, result: object) -> None:  # null copies first, then the mutants
-        if index < len(copies):
-            null_results[index] = result
-        else:
-            evaluated(index - len(copies), result)
-
-    copies_out = [shipped(original, c, remote) for c in copies]
-    parallel.run_tasks(_evaluate_task, shared, copies_out, where, finished, later=generate)
-    nulls = null_evidence(copies, [null_results[i] for i in range(len(copies))], suites)
-    eval_seconds = time.perf_counter() - started - gen_seconds
-    rows = [candidate_row(c) for c in cands]
-    data = {
+def _report_data(
+    original: Model,
+    opts: Options,
+    noise: object,
+    command: list[str] | None,
+    backend: str,
+    suites: list[Data],
+    masks: dict,
+    generation: dict,
+    nulls: object,
+) -> dict:
+    """The stored facts `build_report` reads, less the mutant rows."""
+    return {
         "meta": {
             "format": FORMAT,
             "model": original.source,
@@ -255,7 +208,7 @@ def _run(
             else {"name": getattr(noise, "name", None), "sha256": getattr(noise, "sha256", None)},
             "versions": report.versions(),
             "command": list(command or []),
-            "backend": evaluator.backend,
+            "backend": backend,
             "options": opts.to_dict(),
         },
         "circuit": {
@@ -273,15 +226,127 @@ def _run(
             for s in suites
         },
         "null": nulls,
-        "mutants": rows,
     }
-    result = build_report(data, opts.criterion, opts.correction, opts.scoring)
-    if out is not None:
-        report.write_text_atomic(out / "report.json", report.to_json(result))
-    n_eval = sum(c.status == "scored" for c in cands)
-    timing = {
-        "generation_seconds": gen_seconds,
-        "generation_seconds_per_mutant": gen_seconds / max(len(cands), 1),
-        "eval_seconds_per_mutant": eval_seconds / max(n_eval, 1),
-    }
-    return result, timing
+
+
+class _Run:
+    """One run's moving state and the feedback driver's callbacks (`parallel.run_tasks`): the
+    client makes candidates (`generate`) while the workers evaluate the null copies and the
+    mutants already sent; each result is saved to the run folder as it arrives (`finished`)."""
+
+    def __init__(
+        self,
+        original: Model,
+        suites: list[Data],
+        opts: Options,
+        reference: Data | None,
+        cells: list[Cell] | None,
+        folder: RunFolder,
+        evaluator: Evaluator,
+        progress: Callable[[int], None] | None,
+        where: parallel.Plan | None,
+    ) -> None:
+        self.original, self.suites, self.opts, self.reference, self.cells = original, suites, opts, reference, cells
+        self.folder, self.evaluator, self.where = folder, evaluator, where
+        self.tick = progress or (lambda k=1: None)
+        self.copies = null_copies(original, opts.null_copies)
+        self.remote = where is not None and not where.local  # mutants travel as deltas only to workers
+        self.null_results: dict[int, object] = {}
+        self.cands: list[Candidate] = []
+        self.pending: list[Candidate] = []
+        self.generation: dict = {}
+        self.gen_seconds = 0.0
+
+    def _stream(self) -> tuple[Iterator[Candidate], int]:
+        """The candidates of the run's strategy, and how many there will be (at most)."""
+        opts = self.opts
+        if opts.strategy == "search":
+            cells = self.cells or [Cell("all", Scope())]
+            made, found = generate_search(
+                self.original,
+                self.reference,
+                cells,
+                opts,
+                self.evaluator,
+                self.folder,
+                self.tick,
+                self.where,  # type: ignore[arg-type]
+            )
+            self.generation.update(found)
+            return iter(made), len(made)
+        ops = sites.operators(opts.suite, list(opts.operators) or None, opts.seed)
+        return iter_sites(self.original, opts, self.tick, self.generation), sites.site_count(
+            self.original, ops, opts.strategy
+        )
+
+    def _take(self, cand: Candidate) -> object | None:
+        """Record a new candidate; the task to send when it still lacks evidence for a suite."""
+        self.cands.append(cand)
+        rec = self.folder.records.get(cand.id, {})
+        cand.evidence = dict(rec.get("suites", {}))
+        if cand.status == "scored" and any(s.name not in cand.evidence for s in self.suites):
+            self.pending.append(cand)  # its touched gates come back with its evidence
+            return shipped(self.original, cand, self.remote)
+        if cand.model is not None:
+            stored = rec.get("touched")
+            cand.touched = list(stored) if isinstance(stored, list) else touched_gates(self.original, cand.model)
+            cand.model = None  # the report needs only its row (see `evaluated`)
+        return None
+
+    def generate(self, workers: int) -> Iterator[list]:
+        """Runs in the client while the workers evaluate the null copies; each batch of candidates
+        goes out as soon as it is made, so the workers need not wait for the last one."""
+        gen_started = time.perf_counter()
+        stream, total = self._stream()
+        made_count = 0
+        self.gen_seconds += time.perf_counter() - gen_started
+        batch: list = []
+        while True:
+            started_one = time.perf_counter()
+            cand = next(stream, None)
+            if cand is not None:
+                made_count += 1
+                task = self._take(cand)
+                if task is not None:
+                    batch.append(task)
+            self.gen_seconds += time.perf_counter() - started_one
+            if self.remote:
+                time.sleep(0)  # hand the GIL to Dask's event loop (the local scheduler lives here)
+            if batch and (
+                cand is None
+                or len(batch) >= parallel.guided_size(total - made_count + len(batch), workers, self.where, total)
+            ):
+                yield batch
+                batch = []
+            if cand is None:
+                return
+
+    def evaluated(self, index: int, result: object) -> None:
+        cand = self.pending[index]
+        if isinstance(result, TaskError):  # failed twice: reported as errored, the run goes on
+            cand.evidence.update({s.name: {"status": f"incompetent: errored: {result.message}"} for s in self.suites})
+            if cand.model is not None:
+                cand.touched = touched_gates(self.original, cand.model)
+        else:
+            evidence, cand.touched = result  # type: ignore[misc]
+            cand.evidence.update(evidence)
+        self.folder.save_model(cand.id, cand.model)
+        self.folder.append(
+            {
+                "id": cand.id,
+                "site": cand.site,
+                "operator": cand.operator,
+                "suites": cand.evidence,
+                "touched": cand.touched,
+            }
+        )
+        # saved and scored: from here the report needs only its row, so its circuit is let go
+        # (32,692 DRNN mutants held ~430 MB of IR in the client until the report was written)
+        cand.model = None
+        self.tick(1)
+
+    def finished(self, index: int, result: object) -> None:  # null copies first, then the mutants
+        if index < len(self.copies):
+            self.null_results[index] = result
+        else:
+            self.evaluated(index - len(self.copies), result)

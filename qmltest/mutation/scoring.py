@@ -44,8 +44,7 @@ def candidate_row(c: Candidate) -> dict:
 def build_report(data: dict, criterion: str, correction: str, scoring: str) -> dict:
     """Verdicts, scores and tables from stored rows; re-deciding needs no simulation."""
     meta = dict(data["meta"], criterion=criterion, correction=correction, scoring=scoring)
-    alpha, effect = meta["options"]["settings"]["alpha"], meta["options"]["settings"]["effect"]
-    classes, num_classes = meta["classes"], meta["num_classes"]
+    alpha = meta["options"]["settings"]["alpha"]
     scored = [
         m
         for m in data["mutants"]
@@ -54,79 +53,13 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
     suites_out, matrix_rows = {}, {m["id"]: [] for m in scored}
     verdicts_by_suite = {}
     for name, info in data["suites_info"].items():
-        labels = np.asarray(info["labels"])
-        ev = {m["id"]: m["evidence"][name] for m in scored if name in m["evidence"]}
-        verdicts = criteria.decide(ev, labels, classes, criterion, correction, alpha, effect)
-        for v in verdicts.values():  # 'killed' follows the scoring; the whole-suite verdict is kept beside it
-            v["killed_overall"] = v["killed"]
-            v["killed"] = bool(v["killed_classes"]) if scoring == "class" else v["killed_overall"]
-            v["undecided"] = bool(v.get("undecided_classes" if scoring == "class" else "undecided_overall"))
+        verdicts, null = _verdicts(data, name, meta, scored)
         verdicts_by_suite[name] = verdicts
-        null = criteria.decide(data["null"][name], labels, classes, criterion, correction, alpha, effect)
-        present = len(set(info["labels"]))
-        null_control = null_summary(null, scoring, present, alpha)
-        s = criteria.scores(verdicts, num_classes)
-        k, n = criteria.counts(verdicts, num_classes)[scoring]
-        per_op: dict[str, dict] = {}
-        per_cell: dict[str, dict] = {}
+        suites_out[name] = _suite_summary(info, verdicts, null, scored, meta)
         for m in scored:
-            v = verdicts.get(m["id"])
-            if v is None:
-                continue
-            for key, table in ((m["operator"], per_op), (m["cell"], per_cell)):
-                row = table.setdefault(
-                    key, {"total": 0, "killed": 0, "killed_overall": 0, "killed_classes": 0, "undecided": 0}
-                )
-                if v["undecided"]:
-                    row["undecided"] += 1
-                    continue
-                row["total"] += 1
-                row["killed"] += int(v["killed"])
-                row["killed_overall"] += int(v["killed_overall"])
-                row["killed_classes"] += len(v["killed_classes"])
-            matrix_rows[m["id"]].append(int(v["killed"]))
-        for table in (per_op, per_cell):
-            for row in table.values():
-                t = row["total"]
-                row["class_score"] = row["killed_classes"] / (t * num_classes) if t else None
-                row["plain_score"] = row["killed_overall"] / t if t else None
-                row["mutation_score"] = row[f"{scoring}_score"]
-                hits, trials = (row["killed_classes"], t * num_classes) if scoring == "class" else (row["killed"], t)
-                row["interval"] = intervals.wilson(hits, trials)
-        shots_used = sum(v.get("shots", 0) for v in verdicts.values())
-        suites_out[name] = {
-            "inputs": info["inputs"],
-            "correctly_classified": int(sum(info["correct"])),
-            "scored_mutants": len(verdicts),
-            "killed": sum(v["killed"] for v in verdicts.values()),
-            "undecided": sum(v["undecided"] for v in verdicts.values()),
-            "class_score": s["class"],
-            "plain_score": s["plain"],
-            "mutation_score": s[scoring],
-            "mutation_score_interval": intervals.wilson(k, n),
-            "null_control_kill_rate": null_control["rate"],
-            "null_control": null_control,
-            "shots_used": shots_used or None,
-            "per_operator": dict(sorted(per_op.items())),
-            "per_cell": dict(sorted(per_cell.items())),
-        }
-    mutants = []
-    for m in data["mutants"]:
-        row = {
-            k: m[k] for k in ("id", "operator", "cell", "site", "status", "percentage", "search", "touched", "evidence")
-        }
-        verdicts = {
-            name: verdicts_by_suite[name][m["id"]] for name in verdicts_by_suite if m["id"] in verdicts_by_suite[name]
-        }
-        row["verdicts"] = verdicts
-        if verdicts and row["status"] == "scored":
-            if any(v["killed"] for v in verdicts.values()):
-                row["status"] = "killed"
-            elif any(v["undecided"] for v in verdicts.values()):
-                row["status"] = "undecided"
-            else:
-                row["status"] = "survived"
-        mutants.append(row)
+            if m["id"] in verdicts:
+                matrix_rows[m["id"]].append(int(verdicts[m["id"]]["killed"]))
+    mutants = [_mutant_row(m, verdicts_by_suite) for m in data["mutants"]]
     first = next(iter(suites_out.values()), None)
     per_operator_status: dict[str, dict] = {}
     for m in mutants:
@@ -157,6 +90,89 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         "mutants": mutants,
         "stored": {"suites_info": data["suites_info"], "null": data["null"]},
     }
+
+
+def _verdicts(data: dict, name: str, meta: dict, scored: list[dict]) -> tuple[dict, dict]:
+    """The criterion's verdicts on one suite's mutants ('killed' follows the scoring, the whole-suite
+    verdict kept beside it) and on its null copies."""
+    settings = meta["options"]["settings"]
+    args = (meta["classes"], meta["criterion"], meta["correction"], settings["alpha"], settings["effect"])
+    labels = np.asarray(data["suites_info"][name]["labels"])
+    ev = {m["id"]: m["evidence"][name] for m in scored if name in m["evidence"]}
+    verdicts = criteria.decide(ev, labels, *args)
+    by_class = meta["scoring"] == "class"
+    for v in verdicts.values():
+        v["killed_overall"] = v["killed"]
+        v["killed"] = bool(v["killed_classes"]) if by_class else v["killed_overall"]
+        v["undecided"] = bool(v.get("undecided_classes" if by_class else "undecided_overall"))
+    return verdicts, criteria.decide(data["null"][name], labels, *args)
+
+
+def _suite_summary(info: dict, verdicts: dict, null: dict, scored: list[dict], meta: dict) -> dict:
+    """One suite's scores with intervals, its null control and its per-operator / per-cell tables."""
+    scoring, num_classes, alpha = meta["scoring"], meta["num_classes"], meta["options"]["settings"]["alpha"]
+    null_control = null_summary(null, scoring, len(set(info["labels"])), alpha)
+    s = criteria.scores(verdicts, num_classes)
+    k, n = criteria.counts(verdicts, num_classes)[scoring]
+    shots_used = sum(v.get("shots", 0) for v in verdicts.values())
+    return {
+        "inputs": info["inputs"],
+        "correctly_classified": int(sum(info["correct"])),
+        "scored_mutants": len(verdicts),
+        "killed": sum(v["killed"] for v in verdicts.values()),
+        "undecided": sum(v["undecided"] for v in verdicts.values()),
+        "class_score": s["class"],
+        "plain_score": s["plain"],
+        "mutation_score": s[scoring],
+        "mutation_score_interval": intervals.wilson(k, n),
+        "null_control_kill_rate": null_control["rate"],
+        "null_control": null_control,
+        "shots_used": shots_used or None,
+        "per_operator": _table(scored, verdicts, "operator", scoring, num_classes),
+        "per_cell": _table(scored, verdicts, "cell", scoring, num_classes),
+    }
+
+
+def _table(scored: list[dict], verdicts: dict, key: str, scoring: str, num_classes: int) -> dict:
+    """Kill counts and scores (with Wilson intervals) grouped by the mutants' operator or cell."""
+    table: dict[str, dict] = {}
+    for m in scored:
+        v = verdicts.get(m["id"])
+        if v is None:
+            continue
+        row = table.setdefault(
+            m[key], {"total": 0, "killed": 0, "killed_overall": 0, "killed_classes": 0, "undecided": 0}
+        )
+        if v["undecided"]:
+            row["undecided"] += 1
+            continue
+        row["total"] += 1
+        row["killed"] += int(v["killed"])
+        row["killed_overall"] += int(v["killed_overall"])
+        row["killed_classes"] += len(v["killed_classes"])
+    for row in table.values():
+        t = row["total"]
+        row["class_score"] = row["killed_classes"] / (t * num_classes) if t else None
+        row["plain_score"] = row["killed_overall"] / t if t else None
+        row["mutation_score"] = row[f"{scoring}_score"]
+        hits, trials = (row["killed_classes"], t * num_classes) if scoring == "class" else (row["killed"], t)
+        row["interval"] = intervals.wilson(hits, trials)
+    return dict(sorted(table.items()))
+
+
+def _mutant_row(m: dict, verdicts_by_suite: dict) -> dict:
+    """A mutant's report row: its stored facts, its verdict per suite and its final status."""
+    row = {k: m[k] for k in ("id", "operator", "cell", "site", "status", "percentage", "search", "touched", "evidence")}
+    verdicts = {name: by[m["id"]] for name, by in verdicts_by_suite.items() if m["id"] in by}
+    row["verdicts"] = verdicts
+    if verdicts and row["status"] == "scored":
+        if any(v["killed"] for v in verdicts.values()):
+            row["status"] = "killed"
+        elif any(v["undecided"] for v in verdicts.values()):
+            row["status"] = "undecided"
+        else:
+            row["status"] = "survived"
+    return row
 
 
 def null_summary(null: dict[str, dict], scoring: str, classes_present: int, alpha: float) -> dict:

@@ -35,7 +35,7 @@ def generate_search(
 ) -> tuple[list[Candidate], dict]:
     """QuanForge Algorithm 1 per cell and operator; effective mutants are scored. On workers every
     search runs at once and each stability round's draws are split over the workers."""
-    names = list(opts.operators) or list(qf_ops.QUANFORGE)
+    names = list(opts.operators) or list(qf_ops.REGISTRY)
     for n in names:
         qf_ops.get(n)  # unknown names fail here, not in a worker
     records = {k: v for k, v in folder.records.items() if "percentage" in v}

@@ -15,21 +15,14 @@ from dataclasses import dataclass
 
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
-from qmltest.mutation.qml import CLASSIC, QML, QmlOperator, Site, canonical
-
-SUITES = {"qml": QML, "classic": CLASSIC}
+from qmltest.mutation import registry
+from qmltest.mutation.canonical import canonical
+from qmltest.mutation.qml import QmlOperator, Site
 
 
 def operators(suite: str, names: list[str] | None, seed: int = 0) -> list[QmlOperator]:
-    """The suite's operators (all, or those named), seeded by the run's root seed."""
-    if suite not in SUITES:
-        raise InputError(f"unknown operator suite '{suite}' (quanforge, qml, classic)")
-    table = SUITES[suite]
-    names = names or list(table)
-    unknown = [n for n in names if n not in table]
-    if unknown:
-        raise InputError(f"unknown {suite} operator(s) {unknown} (choose from {', '.join(table)})")
-    return [table[n](seed) for n in names]
+    """The suite's operators (all, or those named), seeded by the run's root seed (`registry`)."""
+    return registry.operators(suite, names, seed)
 
 
 @dataclass
