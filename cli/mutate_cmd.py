@@ -178,7 +178,7 @@ def mutate(
     ).resolved()
     if list_only:
         if opts.strategy == "search":
-            raise InputError("--list counts site strategies (directed, exhaustive); the search strategy samples mutants")
+            raise InputError("--list counts the site strategies (directed, exhaustive); search samples mutants")
         counts = sites.count(model, sites.operators(opts.suite, list(opts.operators) or None, seed), opts.strategy)
         write_output(json_out, report.to_json({"strategy": opts.strategy, "counts": counts}))
         if str(json_out) != "-":
