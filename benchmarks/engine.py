@@ -94,12 +94,18 @@ def hardware_efficient(n: int, layers: int = 3) -> engine.Circuit:
 def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 13, 14, 16, 18), batch: int = 64) -> None:
     import tracemalloc
 
-    from qmltest.simulate import backend
+    from qmltest.errors import InputError
+    from qmltest.simulate import arraykernel, backend
 
+    try:
+        arraykernel.namespace("gpu")
+        gpu = True
+    except InputError:
+        gpu = False  # no CuPy or no CUDA device: the column says so
     print(f"scaling: exact probabilities of {batch} inputs, 3 weight layers; us per input")
     print(
         f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'auto':>10} {'auto/best':>9}"
-        f" {'numpy peak MB':>14}"
+        f" {'numpy peak MB':>14} {'gpu (CuPy)':>11}"
     )
     for n in sizes:
         job = hardware_efficient(n)
@@ -114,9 +120,13 @@ def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 13, 14, 16, 18), batch: i
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         per = 1e6 / batch
+        t_gpu = "-"
+        if gpu:
+            engine.probabilities(job, enc[:2], "gpu")
+            t_gpu = f"{timed(lambda job=job, enc=enc: engine.probabilities(job, enc, 'gpu'), repeat=3) * per:11.1f}"
         print(
             f"{n:>6} {t_np * per:10.1f} {t_aer * per:10.1f} {t_aer / t_np:6.1f}x {t_auto * per:10.1f} "
-            f"{t_auto / min(t_np, t_aer):8.2f}x {peak / 2**20:14.1f}"
+            f"{t_auto / min(t_np, t_aer):8.2f}x {peak / 2**20:14.1f} {t_gpu:>11}"
         )
 
 

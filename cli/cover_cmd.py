@@ -12,6 +12,7 @@ from qmltest_cli.common import (
     check_range,
     err,
     handle_errors,
+    model_data,
     noise_of,
     out,
     target_option,
@@ -65,7 +66,7 @@ def load_profile(path: Path, model: artifact.Model) -> Profile:
 def cover(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
-    data: str = typer.Option(None, help="Dataset name or file for the test suite."),
+    data: str = typer.Option(None, help="Test suite dataset, name or file (default without --suite: the model's)."),
     split: str = typer.Option("test", help="Split of --data."),
     per_class: int = typer.Option(None, help="Inputs per class from --data (default: all)."),
     suite: list[str] = typer.Option(None, help="Suite file(s) (.npz x, y); several = parts, cumulative."),
@@ -98,6 +99,8 @@ def cover(
     if prof.num_states * k > 50_000_000:
         raise InputError(f"--k {k} over {prof.num_states} basis states is {prof.num_states * k} cells (at most 5e7)")
     parts: list[tuple[str, np.ndarray]] = []
+    if not data and not suite:
+        data = model_data(model, None, split, "--data or --suite")
     if data:
         source, part_split = datasets.parse_spec(data, split)
         label = f"{source}:{part_split}" if source in datasets.BUILTIN else source

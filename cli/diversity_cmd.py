@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import handle_errors, out, write_output
+from qmltest_cli.common import handle_errors, model_data, out, write_output
 
 from qmltest import artifact, report
 from qmltest.coverage.diversity import diversity as measure_diversity
@@ -16,7 +16,7 @@ from qmltest.data import datasets
 @handle_errors
 def diversity(
     model_path: Path = typer.Option(..., "--model", help="Model whose encoding defines the input states."),
-    data: str = typer.Option(..., help="Dataset name or suite file."),
+    data: str = typer.Option(None, help="Dataset name or suite file (default: the model's own data)."),
     split: str = typer.Option("test", help="Split of --data."),
     per_class: int = typer.Option(None, help="Inputs per class (default: all)."),
     bins: int = typer.Option(100, help="Histogram bins over fidelity [0, 1]."),
@@ -26,6 +26,7 @@ def diversity(
 ) -> None:
     """Lower JS divergence = input states spread more like Haar-random states = a more diverse suite."""
     model = artifact.load(model_path, manifest)
+    data = model_data(model, data, split, "--data")
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
     result = measure_diversity(input_states(model, x), bins)
     result.update(data=data, split=split, per_class=per_class, model_sha256=model.sha256, versions=report.versions())

@@ -9,6 +9,7 @@ from qmltest_cli.common import (
     backend_option,
     check_range,
     handle_errors,
+    model_data,
     noise_of,
     out,
     target_option,
@@ -26,7 +27,9 @@ from qmltest.evaluate import evaluate as evaluate_model
 @with_backend
 def evaluate(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    data: str = typer.Option(..., help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS)."),
+    data: str = typer.Option(
+        None, help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS); default: the model's own data."
+    ),
     split: str = typer.Option("test", help="train, test or all."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     shots: int = typer.Option(1000, help="Shots per input (majority prediction)."),
@@ -45,6 +48,7 @@ def evaluate(
     check_range("--shots", shots, 1, 10**8)
     check_range("--per-class", limit, 1, 10**7)
     model = artifact.load(model_path, manifest)
+    data = model_data(model, data, split, "--data")
     x, y = datasets.select(data, split, model.classes, limit, seed)
     cfg = noise_of(noise, target)
     result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, parallel.plan(workers, cluster))

@@ -195,8 +195,7 @@ def mutate(
         sites.operators(opts.suite, list(opts.operators) or None)
         if scan or qubits or depth or gate_types:
             raise InputError("--scan, --qubits, --depth and --gate-types apply to the search strategy (quanforge)")
-    if not test:
-        raise InputError("give the test data: --test name[:split] or a file")
+    test = list(test or []) or [model_data(model, None, "test", "--test")]
     if opts.strategy == "search":
         reference = model_data(model, reference, "train", "--reference")
     ref = load_data(reference, model, reference_per_class, seed) if opts.strategy == "search" else None

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import backend_option, handle_errors, noise_of, out, target_option, with_backend, write_output
+from qmltest_cli.common import (
+    backend_option,
+    handle_errors,
+    model_data,
+    noise_of,
+    out,
+    target_option,
+    with_backend,
+    write_output,
+)
 
 from qmltest import artifact, parallel, report
 from qmltest.coverage import profile as profiling
@@ -18,7 +27,7 @@ from qmltest.data import datasets
 @with_backend
 def profile(
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    data: str = typer.Option(..., help="Dataset name or file."),
+    data: str = typer.Option(None, help="Dataset name or file (default: the model's own data)."),
     split: str = typer.Option("train", help="train, test or all."),
     per_class: int = typer.Option(100, help="Training inputs per class (QCov uses 100)."),
     shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
@@ -35,6 +44,7 @@ def profile(
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)
+    data = model_data(model, data, split, "--data")
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
     cfg = noise_of(noise, target)
     where = parallel.plan(workers, cluster)

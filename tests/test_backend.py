@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -57,3 +58,82 @@ def test_mutation_records_and_uses_the_backend(iris_model, tmp_path) -> None:
         reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
         assert reports[name]["meta"]["backend"] == name
     assert [m["status"] for m in reports["numpy"]["mutants"]] == [m["status"] for m in reports["aer"]["mutants"]]
+
+
+ROOT_MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+SHIPPED = sorted(p.name for p in ROOT_MODELS.iterdir())
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_array_kernel_on_numpy_equals_aer_on_every_shipped_model(name) -> None:
+    """The gpu backend's kernel, run on numpy (the same code CuPy runs), against Aer: 1e-9."""
+    from qmltest.simulate import arraykernel, engine
+
+    model = artifact.load(ROOT_MODELS / name)
+    job = model.job()
+    n_in = 2**model.ir.num_qubits if model.amplitude else len(job.inputs)
+    rng = np.random.default_rng(1)
+    if model.amplitude:
+        z = rng.normal(size=(6, n_in)) + 1j * rng.normal(size=(6, n_in))
+        encoded = z / np.linalg.norm(z, axis=1, keepdims=True)
+    else:
+        encoded = rng.uniform(-np.pi, np.pi, size=(6, n_in))
+    ours = engine._device_probabilities(job, encoded, name="numpy")
+    ref = engine.probabilities(job, encoded, backend="aer")
+    assert ours.shape == ref.shape
+    assert np.max(np.abs(ours - ref)) < 1e-9
+    # marginals over a reversed, non-contiguous subset of qubits, against a sum over basis states
+    psi0, values = engine._start(job, encoded)
+    psi = arraykernel.run(np, job.ops, psi0, values, job.num_qubits)
+    measured = list(range(job.num_qubits))[::-2]
+    full = np.abs(np.asarray(psi)) ** 2
+    expect = np.zeros((len(encoded), 2 ** len(measured)))
+    for s in range(full.shape[1]):
+        expect[:, sum(((s >> q) & 1) << b for b, q in enumerate(measured))] += full[:, s]
+    assert np.allclose(arraykernel.marginal(np, psi, measured, job.num_qubits), expect, atol=1e-15)
+
+
+def test_gpu_backend_without_cupy_is_one_line() -> None:
+    try:
+        import cupy  # noqa: F401
+
+        pytest.skip("CuPy is installed: the GPU path is tested in test_gpu_equals_aer")
+    except ImportError:
+        pass
+    from qmltest.simulate import engine
+
+    model = artifact.load(ROOT_MODELS / "qcl-mnist01")
+    with pytest.raises(InputError, match=r"--backend gpu needs CuPy"):
+        engine.probabilities(model.job(), np.zeros((2, len(model.job().inputs))), backend="gpu")
+
+
+def test_gpu_equals_aer() -> None:
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        pytest.skip("CuPy without a CUDA device")
+    from qmltest.simulate import engine
+
+    for name in ("qcl-mnist01", "zzfm-su2-wine", "qcnn-mnist_0vr"):
+        model = artifact.load(ROOT_MODELS / name)
+        x = np.random.default_rng(2).uniform(-np.pi, np.pi, size=(50, len(model.job().inputs)))
+        gpu = engine.probabilities(model.job(), x, backend="gpu")
+        assert np.max(np.abs(gpu - engine.probabilities(model.job(), x, backend="aer"))) < 1e-9
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evaluate", "{m}", "--exact", "--json", "-"],
+        ["diversity", "--model", "{m}", "--json", "-"],
+        ["mutate", "{m}", "--suite", "qml", "--operators", "ALD", "--exact", "--null-copies", "3", "--json", "-"],
+    ],
+)
+def test_data_defaults_to_the_model_s_own_data_set(args) -> None:
+    """A model trained on iris is tested on iris:test without naming it (not on MNIST)."""
+    res = runner.invoke(app, [a.format(m=ROOT_MODELS / "zfm-ra-iris") for a in args])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    text = json.dumps(doc)
+    assert "iris" in text and "mnist" not in text

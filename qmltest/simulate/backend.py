@@ -4,7 +4,10 @@
   (no per-experiment overhead, prefix reuse across mutants);
 - ``aer``: Qiskit Aer with batched parameter binds, the reference, fused and multi-threaded, the
   faster path for large circuits;
-- ``auto`` (default): numpy up to CROSSOVER qubits, Aer above. The crossover is measured with
+- ``gpu``: the array-API kernel (`arraykernel`) on CuPy, batched over inputs (``qmltest[gpu]``;
+  noise-free; the same kernel runs on numpy in the default tests);
+- ``auto`` (default): numpy up to CROSSOVER qubits, Aer above (never the GPU: its crossover is
+  still to be measured on a device). The crossover is measured with
   `make bench-engine` (scaling table, hardware-efficient circuit, 64 inputs, exact probabilities).
 
 A command chooses with `--backend`; `using` puts the choice in QMLTEST_BACKEND, where every
@@ -19,7 +22,7 @@ from contextlib import contextmanager
 
 from qmltest.errors import InputError
 
-NAMES = ("auto", "numpy", "aer")
+NAMES = ("auto", "numpy", "aer", "gpu")
 CROSSOVER = 12
 """Largest qubit count that `auto` runs on numpy. Measured here (`make bench-engine`, 2 cores, 64
 inputs, us per input, numpy vs Aer): 12 qubits 581 vs 986, 13: 1,813 vs 991, 14: 4,538 vs 1,023,
@@ -39,7 +42,7 @@ def current() -> str:
 
 
 def resolve(name: str | None, num_qubits: int) -> str:
-    """The concrete backend (numpy or aer) for a job of `num_qubits` qubits."""
+    """The concrete backend (numpy, aer or gpu) for a job of `num_qubits` qubits."""
     chosen = check(name) if name else current()
     if chosen == "auto":
         return "numpy" if num_qubits <= CROSSOVER else "aer"

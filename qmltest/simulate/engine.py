@@ -143,7 +143,11 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None,
             return noisy.probabilities(
                 job.circuit, list(job.measured), inputs, aer_encoded, job.amplitude, noise, backend
             )
+        if backend == "gpu":
+            raise InputError("the gpu backend is noise-free: run noise on numpy or aer (--backend)")
     check_size(job.num_qubits)
+    if backend == "gpu":
+        return _device_probabilities(job, encoded)
     if backend == "aer":
         states = encoded if job.amplitude else None
         feats = None if job.amplitude else aer_encoded
@@ -162,6 +166,30 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None,
     if not out:
         return np.zeros((0, 2 ** len(job.measured)))
     return np.concatenate(out)
+
+
+def _device_probabilities(job: Circuit, encoded: np.ndarray, name: str = "gpu") -> np.ndarray:
+    """The array-API kernel (`arraykernel`) on CuPy ('gpu') or numpy, in batches that fit half the
+    free device memory (state and matmul output: 2 x 16 x 2^n bytes per input)."""
+    from qmltest.simulate import arraykernel
+
+    xp = arraykernel.namespace(name)
+    n = job.num_qubits
+    per_input = 2 * 16 * 2**n
+    free = arraykernel.free_bytes(xp)
+    budget = CHUNK_BYTES if free is None else free // 2
+    if per_input > budget:
+        raise InputError(
+            f"{n} qubits need {per_input / 2**30:.2f} GiB per input on the {name} backend, "
+            f"but {budget / 2**30:.2f} GiB are free there"
+        )
+    chunk = max(1, budget // per_input)
+    out = []
+    for lo in range(0, len(encoded), chunk):
+        psi0, values = _start(job, encoded[lo : lo + chunk])
+        psi = arraykernel.run(xp, job.ops, psi0, values, n)
+        out.append(arraykernel.marginal(xp, psi, list(job.measured), n))
+    return np.concatenate(out) if out else np.zeros((0, 2 ** len(job.measured)))
 
 
 def _values(job: Circuit, encoded: np.ndarray) -> dict:
