@@ -54,7 +54,7 @@ def test_evaluate_exact_matches_library_and_shots_are_seeded(iris_model, tmp_pat
         (["evaluate", "MODEL", "--data", "wine"], "wrong feature count"),
         (["evaluate", "MODEL", "--data", "digits"], "wrong feature count"),
         (["evaluate", "MODEL", "--data", "nope.npz"], "no such file"),
-        (["evaluate", "MODEL", "--data", "iris", "--backend", "gpu"], "unknown backend"),
+        (["evaluate", "MODEL", "--data", "iris", "--backend", "tpu"], "unknown backend"),
         (["train", "--arch", "nope", "--dataset", "iris", "--classes", "0,1", "--out", "x"], "unknown architecture"),
     ],
 )
