@@ -197,3 +197,26 @@ def noise_of(noise: Path | None, target: str | None) -> object | None:
     if target is not None:
         return targets.parse(target)
     return load(noise) if noise is not None else None
+
+
+def parse_gates(specs: list[str]) -> dict[str, float]:
+    """--fail-under ksc=40 (percent, on cover and fuzz; mutate takes one percent) -> {'ksc': 0.40}."""
+    gates = {}
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        if name not in ("ksc", "scc", "tsc") or not value:
+            raise InputError(f"--fail-under takes ksc=P, scc=P or tsc=P (percent), got '{spec}'")
+        try:
+            gates[name] = float(value) / 100.0
+        except ValueError:
+            raise InputError(f"--fail-under: '{value}' is not a number") from None
+    return gates
+
+
+def below(values: dict[str, float], gates: dict[str, float], what: str = "") -> list[str]:
+    """'ksc 12.50% < 40.00%' for each gate the measured values miss (the value and the bar)."""
+    return [
+        f"{what}{name} {100 * values.get(name, 0.0):.2f}% < {100 * bar:.2f}%"
+        for name, bar in gates.items()
+        if values.get(name, 0.0) < bar
+    ]

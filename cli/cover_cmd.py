@@ -9,12 +9,14 @@ import typer
 from qmltest_cli.common import (
     EXIT_GATE,
     backend_option,
+    below,
     check_range,
     err,
     handle_errors,
     model_data,
     noise_of,
     out,
+    parse_gates,
     target_option,
     with_backend,
     write_output,
@@ -38,20 +40,6 @@ def parse_shots(text: str) -> int | None:
     if value <= 0:
         raise InputError(f"--shots must be positive, got {value}")
     return value
-
-
-def parse_gates(specs: list[str]) -> dict[str, float]:
-    """--fail-under ksc=40 (percent) -> {'ksc': 0.40}."""
-    gates = {}
-    for spec in specs:
-        name, _, value = spec.partition("=")
-        if name not in ("ksc", "scc", "tsc") or not value:
-            raise InputError(f"--fail-under takes ksc=P, scc=P or tsc=P (percent), got '{spec}'")
-        try:
-            gates[name] = float(value) / 100.0
-        except ValueError:
-            raise InputError(f"--fail-under: '{value}' is not a number") from None
-    return gates
 
 
 def load_profile(path: Path, model: artifact.Model) -> Profile:
@@ -83,6 +71,7 @@ def cover(
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write per-state rows as CSV."),
+    junit_out: Path = typer.Option(None, "--junit", help="JUnit XML: a testcase per criterion, failed below its bar."),
     fail_under: list[str] = typer.Option(None, help="Exit 1 when a criterion is below P percent: ksc=40."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
@@ -144,13 +133,13 @@ def cover(
             for r in result["per_state"]
         ]
         write_output(csv_out, report.to_csv(rows))
+    if junit_out:
+        from qmltest import junit
+
+        write_output(junit_out, junit.coverage(result, gates, " + ".join(label for label, _ in parts)))
     if not quiet and str(json_out) != "-":
         render(result)
-    failed = [
-        f"{n} {100 * result['totals'][n]:.2f}% < {100 * bar:.2f}%"
-        for n, bar in gates.items()
-        if result["totals"][n] < bar
-    ]
+    failed = below(result["totals"], gates)
     if failed:
         err.print("coverage below the bar: " + "; ".join(failed), markup=False)
         raise typer.Exit(EXIT_GATE)

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import typer
 from qmltest_cli.common import (
+    EXIT_GATE,
     backend_option,
+    below,
     check_range,
     err,
     handle_errors,
     model_data,
     out,
+    parse_gates,
     progress_bar,
     with_backend,
     write_output,
@@ -58,10 +61,14 @@ def fuzz(
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
+    fail_under: list[str] = typer.Option(
+        None, help="Exit 1 when a guide's final coverage is below P percent: ksc=40 (as cover's)."
+    ),
     backend: str = backend_option(),
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
+    gates = parse_gates(fail_under or [])
     guides = list(GUIDES) if guide == "all" else [guide]
     if any(g not in GUIDES for g in guides):
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
@@ -123,6 +130,14 @@ def fuzz(
                     intervals.fmt(pooled["tsr"], pooled["interval"], percent=True),
                 )
             out.print(t)
+        _gate(
+            {
+                f"seed {r} {g}": v["final_coverage"]
+                for r, run in result["runs"].items()
+                for g, v in run["guides"].items()
+            },
+            gates,
+        )
         return
     rows = [
         {
@@ -142,11 +157,23 @@ def fuzz(
         from qmltest.html import fuzz as html_fuzz
 
         html_fuzz.write(result, out_dir, html_out)
-    if quiet or str(json_out) == "-":
-        return
+    if not quiet and str(json_out) != "-":
+        _render(result, timing, dropped, len(x), budget)
+    _gate({g: r["final_coverage"] for g, r in result["guides"].items()}, gates)
+
+
+def _gate(coverage: dict[str, dict], gates: dict[str, float]) -> None:
+    """Exit 1 (one line naming each value and its bar) when a guide's final coverage misses a gate."""
+    failed = [line for name, cov in coverage.items() for line in below(cov, gates, f"{name}: ")]
+    if failed:
+        err.print("coverage below the bar: " + "; ".join(failed), markup=False)
+        raise typer.Exit(EXIT_GATE)
+
+
+def _render(result: dict, timing: dict, dropped: int, seeds: int, budget: int) -> None:
     if dropped:
         err.print(f"{dropped} misclassified seeds left out", markup=False)
-    t = Table(title=f"fuzzing {len(x)} seeds, budget {budget} per guide")
+    t = Table(title=f"fuzzing {seeds} seeds, budget {budget} per guide")
     for col in ("guide", "mutants", "failures", "TSR [95%]", "enqueued", "stop", "KSC", "SCC", "TSC", "ms/iter"):
         t.add_column(col, justify="left" if col in ("guide", "stop") else "right")
     for g, r in result["guides"].items():

@@ -1,6 +1,7 @@
-"""JUnit XML for CI test-report viewers (GitLab, Jenkins, GitHub actions): one testsuite per
-mutation test suite, one testcase per scored mutant; a surviving mutant is a failure (the suite
-did not detect it), an undecided one is skipped. Written as a string; callers place it."""
+"""JUnit XML for CI test-report viewers (GitLab, Jenkins, GitHub actions). Mutation: one
+testsuite per test suite, one testcase per scored mutant; a surviving mutant is a failure (the
+suite did not detect it), an undecided one is skipped. Coverage: one testcase per criterion, a
+failure when it is below its --fail-under bar. Written as a string; callers place it."""
 
 from __future__ import annotations
 
@@ -31,6 +32,28 @@ def mutation(result: dict) -> str:
         ts.set("errors", "0")
         ts.set("skipped", str(s))
         total, failures, skipped = total + n, failures + f, skipped + s
+    return _closed(root, total, failures, skipped)
+
+
+def coverage(result: dict, gates: dict[str, float], name: str) -> str:
+    """One testsuite (the covered suite `name`), one testcase per criterion with its value; a
+    criterion under its gate (a fraction) fails, naming the value and the bar."""
+    root = ET.Element("testsuites", name="qmltest cover")
+    ts = ET.SubElement(root, "testsuite", name=name)
+    failures = 0
+    for criterion, value in sorted(result["totals"].items()):
+        case = ET.SubElement(ts, "testcase", classname=f"{name}.coverage", name=f"{criterion} {100 * value:.2f}%")
+        bar = gates.get(criterion)
+        if bar is not None and value < bar:
+            failures += 1
+            failure = ET.SubElement(case, "failure", message="below the bar", type="CoverageGate")
+            failure.text = f"{criterion} {100 * value:.2f}% < {100 * bar:.2f}%"
+    for key, value in (("tests", len(result["totals"])), ("failures", failures), ("errors", 0), ("skipped", 0)):
+        ts.set(key, str(value))
+    return _closed(root, len(result["totals"]), failures, 0)
+
+
+def _closed(root: ET.Element, total: int, failures: int, skipped: int) -> str:
     root.set("tests", str(total))
     root.set("failures", str(failures))
     root.set("errors", "0")

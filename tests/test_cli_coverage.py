@@ -75,3 +75,32 @@ def test_diversity_command(iris_model) -> None:
     result = runner.invoke(app, ["diversity", "--model", str(iris_model), "--data", "iris", "--json", "-"])
     assert result.exit_code == 0, result.output
     assert 0.0 <= json.loads(result.output)["js_divergence"] <= 1.0
+
+
+def test_fuzz_fail_under_states_the_value_and_the_bar(iris_model, tmp_path) -> None:
+    """fuzz --fail-under uses cover's scale (percent per criterion) and names what it measured."""
+    prof = _profile(iris_model, tmp_path)
+    base = ["fuzz", str(iris_model), "--profile", prof, "--seeds", "iris", "--per-class", "30", "--budget", "30"]
+    base += ["--guide", "ksc", "--json", str(tmp_path / "f.json")]
+    res = runner.invoke(app, base + ["--fail-under", "ksc=100"])
+    assert res.exit_code == 1, res.output
+    measured = json.loads((tmp_path / "f.json").read_text())["guides"]["ksc"]["final_coverage"]["ksc"]
+    assert f"ksc: ksc {100 * measured:.2f}% < 100.00%" in res.output
+    assert runner.invoke(app, base + ["--fail-under", "ksc=0"]).exit_code == 0
+    assert runner.invoke(app, base + ["--fail-under", "ksc=abc"]).exit_code == 2
+
+
+def test_cover_junit_has_a_case_per_criterion_and_fails_the_gated_one(iris_model, tmp_path) -> None:
+    from xml.etree import ElementTree as ET
+
+    prof = _profile(iris_model, tmp_path)
+    args = ["cover", str(iris_model), "--profile", prof, "--data", "iris", "--quiet"]
+    args += ["--json", str(tmp_path / "c.json")]
+    res = runner.invoke(app, [*args, "--junit", str(tmp_path / "c.xml"), "--fail-under", "ksc=100"])
+    assert res.exit_code == 1
+    ksc = json.loads((tmp_path / "c.json").read_text())["totals"]["ksc"]
+    root = ET.parse(tmp_path / "c.xml").getroot()
+    cases = {c.get("name").split()[0]: c for c in root.findall("./testsuite/testcase")}
+    assert set(cases) == {"ksc", "scc", "tsc"} and root.get("tests") == "3" and root.get("failures") == "1"
+    assert cases["ksc"].find("failure").text == f"ksc {100 * ksc:.2f}% < 100.00%"
+    assert cases["tsc"].find("failure") is None

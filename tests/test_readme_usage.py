@@ -1,0 +1,62 @@
+"""The README's usage lines match the CLI: every `--option` written after `qmltest CMD` in a code
+block (and in the documented GitHub Actions workflow) is one that `qmltest CMD --help` lists
+(issue 30: the README's usage blocks match --help)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from qmltest_cli.main import app
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+WORKFLOW = ROOT / "docs" / "ci" / "github-actions.yml"
+GROUPS = ("suite", "zoo", "noise")
+
+
+def usage_lines(blocks: list[str] | None = None) -> list[tuple[tuple[str, ...], list[str], str]]:
+    """(command words, options, line) for each `qmltest ...` line of the README's code blocks;
+    'profile/cover' stands for both commands."""
+    out = []
+    if blocks is None:
+        blocks = re.findall(r"```\w*\n(.*?)```", README.read_text(), re.DOTALL)
+    for block in blocks:
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            line = line.split("#")[0].strip()
+            if not line.startswith("qmltest "):
+                continue
+            words = line.split()[1:]
+            first = words[0] if words else ""
+            if not first or first.startswith("-"):
+                continue
+            options = re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", line)
+            for name in first.split("/"):
+                sub = words[1] if name in GROUPS and len(words) > 1 and not words[1].startswith("-") else None
+                out.append(((name, sub) if sub else (name,), options, line))
+    return out
+
+
+def _check(lines: list[tuple[tuple[str, ...], list[str], str]]) -> None:
+    runner, helps, wrong = CliRunner(), {}, []
+    for command, options, line in lines:
+        if command not in helps:
+            res = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "300"})
+            assert res.exit_code == 0, f"README runs `qmltest {' '.join(command)}`, which has no help: {line}"
+            helps[command] = res.output
+        wrong += [f"{' '.join(command)} {opt}: {line}" for opt in options if opt not in helps[command]]
+    assert not wrong, wrong
+
+
+def test_every_readme_option_is_in_its_command_s_help() -> None:
+    lines = usage_lines()
+    assert len(lines) > 40  # the README shows the commands in use
+    _check(lines)
+
+
+def test_the_github_actions_workflow_uses_real_options() -> None:
+    lines = usage_lines([WORKFLOW.read_text()])
+    assert {c[0] for c, _, _ in lines} >= {"profile", "cover", "mutate", "diff"}
+    assert all("--junit" in opts for c, opts, _ in lines if c[0] in ("cover", "mutate"))
+    _check(lines)
