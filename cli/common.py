@@ -108,15 +108,32 @@ def show_progress(quiet: bool) -> bool:
 
 
 @contextmanager
-def progress_bar(description: str, total: int | None, quiet: bool) -> Iterator[Callable[[int], None]]:
-    """Yield an `advance(k)` callback; a rich bar on a terminal, nothing in pipelines or with --quiet."""
+def progress_bar(description: str, total: int | None, quiet: bool) -> Iterator[Callable[..., None]]:
+    """Yield an `advance(k, more=0)` callback (`more` grows the total as work is discovered, for
+    runs that learn their size as they go); a rich bar with the total, elapsed time and ETA on a
+    terminal, nothing in pipelines or with --quiet."""
     if not show_progress(quiet):
-        yield lambda k=1: None
+        yield lambda k=1, more=0: None
         return
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    from rich.progress import TimeRemainingColumn
+
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    ]
     with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task(description, total=total)
-        yield lambda k=1: bar.advance(task, k)
+
+        def advance(k: int = 1, more: int = 0) -> None:
+            if more:
+                bar.update(task, total=(bar.tasks[task].total or 0) + more)
+            bar.advance(task, k)
+
+        yield advance
 
 
 def write_output(path: Path | None, text: str) -> None:

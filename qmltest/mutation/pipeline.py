@@ -66,9 +66,7 @@ from qmltest.mutation.search import _operator, _search_on_workers, generate_sear
 from qmltest.parallel import TaskError
 
 
-def iter_sites(
-    original: Model, opts: Options, progress: Callable[[int], None], generation: dict
-) -> Iterator[Candidate]:
+def iter_sites(original: Model, opts: Options, progress: Callable[..., None], generation: dict) -> Iterator[Candidate]:
     """Every (directed) site of the QML / classic operators, one candidate at a time; duplicates
     skipped and counted in `generation` once the last one is made."""
     ops = sites.operators(opts.suite, list(opts.operators) or None, opts.seed)
@@ -95,7 +93,7 @@ def run(
     cells: list[Cell] | None = None,
     out: Path | None = None,
     fresh: bool = False,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     noise: object = None,
     command: list[str] | None = None,
     where: parallel.Plan | None = None,
@@ -117,7 +115,7 @@ def _run(
     cells: list[Cell] | None,
     out: Path | None,
     fresh: bool,
-    progress: Callable[[int], None] | None,
+    progress: Callable[..., None] | None,
     noise: object,
     command: list[str] | None,
     where: parallel.Plan | None,
@@ -243,12 +241,12 @@ class _Run:
         cells: list[Cell] | None,
         folder: RunFolder,
         evaluator: Evaluator,
-        progress: Callable[[int], None] | None,
+        progress: Callable[..., None] | None,
         where: parallel.Plan | None,
     ) -> None:
         self.original, self.suites, self.opts, self.reference, self.cells = original, suites, opts, reference, cells
         self.folder, self.evaluator, self.where = folder, evaluator, where
-        self.tick = progress or (lambda k=1: None)
+        self.tick = progress or (lambda k=1, more=0: None)
         self.copies = null_copies(original, opts.null_copies)
         self.remote = where is not None and not where.local  # mutants travel as deltas only to workers
         self.null_results: dict[int, object] = {}
@@ -275,9 +273,9 @@ class _Run:
             self.generation.update(found)
             return iter(made), len(made)
         ops = sites.operators(opts.suite, list(opts.operators) or None, opts.seed)
-        return iter_sites(self.original, opts, self.tick, self.generation), sites.site_count(
-            self.original, ops, opts.strategy
-        )
+        total = sites.site_count(self.original, ops, opts.strategy)
+        self.tick(0, more=total)  # one tick per site made; duplicates come off the total at the end
+        return iter_sites(self.original, opts, self.tick, self.generation), total
 
     def _take(self, cand: Candidate) -> object | None:
         """Record a new candidate; the task to send when it still lacks evidence for a suite."""
@@ -286,6 +284,7 @@ class _Run:
         cand.evidence = dict(rec.get("suites", {}))
         if cand.status == "scored" and any(s.name not in cand.evidence for s in self.suites):
             self.pending.append(cand)  # its touched gates come back with its evidence
+            self.tick(0, more=1)  # its evaluation ticks once more
             return shipped(self.original, cand, self.remote)
         if cand.model is not None:
             stored = rec.get("touched")
@@ -319,6 +318,8 @@ class _Run:
                 yield batch
                 batch = []
             if cand is None:
+                if self.opts.strategy != "search":
+                    self.tick(0, more=made_count - total)  # skipped duplicates never tick
                 return
 
     def evaluated(self, index: int, result: object) -> None:
