@@ -80,6 +80,9 @@ def mutate(
     ),
     scoring: str = typer.Option("", help="class (QuanForge Eq. 4) or plain (killed/total)."),
     list_only: bool = typer.Option(False, "--list", help="Site strategies: count mutants per operator, run nothing."),
+    list_mutants: bool = typer.Option(
+        False, "--list-mutants", help="With --list: each mutant's id, operator and site (ids as a run gives them)."
+    ),
     reference: str = typer.Option(
         None, help="search: reference data (Sec. 3.1), name:split or file (default: the model's data, train)."
     ),
@@ -176,12 +179,18 @@ def mutate(
         power=power,
         margin=margin,
     ).resolved()
-    if list_only:
+    if list_only or list_mutants:
         if opts.strategy == "search":
             raise InputError("--list counts the site strategies (directed, exhaustive); search samples mutants")
-        counts = sites.count(model, sites.operators(opts.suite, list(opts.operators) or None, seed), opts.strategy)
-        write_output(json_out, report.to_json({"strategy": opts.strategy, "counts": counts}))
+        rows: list[dict] | None = [] if list_mutants else None
+        counts = sites.count(
+            model, sites.operators(opts.suite, list(opts.operators) or None, seed), opts.strategy, rows
+        )
+        listing = {"strategy": opts.strategy, "counts": counts}
+        write_output(json_out, report.to_json(listing if rows is None else dict(listing, mutants=rows)))
         if str(json_out) != "-":
+            for row in rows or []:
+                out.print(f"{row['id']}  {row['operator']:>14}  {row['site']}", markup=False)
             for name, n in counts.items():
                 out.print(f"{name:>14} {n:8d}")
             out.print(f"{'total':>14} {sum(counts.values()):8d}  ({opts.strategy})")

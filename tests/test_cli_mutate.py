@@ -212,3 +212,17 @@ def test_option_values_are_checked_at_the_door(iris_model, extra, says) -> None:
     assert res.exit_code == 2, res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and says in lines[0]
+
+
+def test_list_mutants_gives_the_ids_a_run_gives(iris_model, tmp_path) -> None:
+    """`mutate --list-mutants`: every mutant's id, operator and site, without simulating; the
+    same ids as the run's report."""
+    base = ["mutate", str(iris_model), "--suite", "qml", "--operators", "ALD,LS", "--test", "iris:test"]
+    listed = runner.invoke(app, [*base, "--list-mutants", "--json", "-"])
+    assert listed.exit_code == 0, listed.output
+    doc = json.loads(listed.stdout)
+    assert sum(doc["counts"].values()) == len(doc["mutants"]) > 0
+    run = runner.invoke(app, [*base, "--exact", "--null-copies", "3", "--json", str(tmp_path / "r.json"), "--quiet"])
+    assert run.exit_code == 0, run.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [(m["id"], m["site"]) for m in doc["mutants"]] == [(m["id"], m["site"]) for m in report["mutants"]]

@@ -89,11 +89,14 @@ def site_count(model: Model, ops: list[QmlOperator], strategy: str) -> int:
     return sum(len(op.sites(model, strategy == "directed")) for op in ops)
 
 
-def count(model: Model, ops: list[QmlOperator], strategy: str) -> dict[str, int]:
-    """Mutants per operator without simulating (`--list`); directed counts after deduplication."""
-    if strategy == "exhaustive":
+def count(model: Model, ops: list[QmlOperator], strategy: str, rows: list | None = None) -> dict[str, int]:
+    """Mutants per operator without simulating (`--list`); directed counts after deduplication.
+    With `rows` (a list), each mutant's id, operator, site and status is appended to it."""
+    if strategy == "exhaustive" and rows is None:
         return {op.name: len(op.sites(model, False)) for op in ops}
     totals: dict[str, int] = {op.name: 0 for op in ops}
     for g in iter_generate(model, ops, strategy, {}):  # one mutant alive at a time
         totals[g.site.operator] += 1
+        if rows is not None:
+            rows.append({"id": g.id, "operator": g.site.operator, "site": g.site.describe(), "status": g.status})
     return totals
