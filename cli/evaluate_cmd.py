@@ -52,12 +52,13 @@ def evaluate(
     x, y = datasets.select(data, split, model.classes, limit, seed)
     cfg = noise_of(noise, target)
     result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, parallel.plan(workers, cluster))
-    result.update(data=data, split=split, model=str(model_path), versions=report.versions())
+    name, part = datasets.parse_spec(data, split)  # a split written in the spec wins over --split
+    result.update(data=name, split=part, model=str(model_path), versions=report.versions())
     write_output(json_out, report.to_json(result))
     if quiet or str(json_out) == "-":
         return
     mode = ("exact" if exact else f"{shots} shots") + (f", noise {cfg.name}" if cfg else "")
-    t = Table(title=f"{model.manifest['name']} on {data}:{split} ({mode}, {result['backend']})")
+    t = Table(title=f"{model.manifest['name']} on {name}:{part} ({mode}, {result['backend']})")
     t.add_column("class")
     t.add_column("samples", justify="right")
     t.add_column("accuracy [95%]", justify="right")

@@ -74,6 +74,7 @@ def fuzz(
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
     check_range("--budget", budget, 1, 10**7)
     check_range("--k", k, 1, 100_000)
+    check_range("--top-k", top_k, 1, 2**20)
     check_range("--per-class", per_class, 1, 10**7)
     where = parallel.plan(workers, cluster)
     runs = None

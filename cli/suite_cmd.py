@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import backend_option, handle_errors, model_data, out, with_backend
+from qmltest_cli.common import backend_option, check_range, handle_errors, model_data, out, with_backend
 from rich.table import Table
 
 from qmltest import artifact, attacks, parallel, suites
@@ -39,6 +39,8 @@ def build(
     backend: str = backend_option(),
 ) -> None:
     """Build a suite from correctly classified inputs (QuanForge Sec. 4.3.1)."""
+    check_range("--per-class", per_class, 1, 10**7)
+    check_range("--epsilon", epsilon, 1e-12, 1.0)
     model = artifact.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)
     inside = idx[np.isin(ds.y[idx], model.classes)]
@@ -69,6 +71,9 @@ def attack(
     backend: str = backend_option(),
 ) -> None:
     """Attack correctly classified seeds; report the attack success rate (QCov Table 14)."""
+    check_range("--per-class", per_class, 1, 10**7)
+    check_range("--epsilon", epsilon, 1e-12, 1.0)
+    check_range("--shots", shots, 1, 10**8)
     where = parallel.plan(workers, cluster)
     model = artifact.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)

@@ -310,7 +310,12 @@ def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:
         qasm_path = path
     if not qasm_path.exists():
         raise InputError(f"{qasm_path}: no such file")
-    text = qasm_path.read_text()
+    if qasm_path.is_dir():
+        raise InputError(f"{qasm_path}: is a directory, not an OpenQASM 3 file")
+    try:
+        text = qasm_path.read_text()
+    except UnicodeDecodeError:
+        raise InputError(f"{qasm_path}: not a UTF-8 text file") from None
     circuit, spans = qasm.loads(text, str(qasm_path))
     if manifest_path is None:
         return _infer(text, circuit, spans, str(qasm_path))

@@ -56,14 +56,33 @@ def test_evaluate_exact_matches_library_and_shots_are_seeded(iris_model, tmp_pat
         (["evaluate", "MODEL", "--data", "nope.npz"], "no such file"),
         (["evaluate", "MODEL", "--data", "iris", "--backend", "tpu"], "unknown backend"),
         (["train", "--arch", "nope", "--dataset", "iris", "--classes", "0,1", "--out", "x"], "unknown architecture"),
+        (["suite", "build", "MODEL", "--kind", "ori", "--per-class", "-2", "--out", "x.npz"], "--per-class must be"),
+        (["suite", "build", "MODEL", "--kind", "ori", "--per-class", "0", "--out", "x.npz"], "--per-class must be"),
+        (["suite", "attack", "MODEL", "--data", "iris", "--epsilon", "-1", "--out", "x.npz"], "--epsilon must be"),
+        (["suite", "attack", "MODEL", "--data", "iris", "--shots", "0", "--out", "x.npz"], "--shots must be"),
+        (["fuzz", "MODEL", "--profile", "p.json", "--top-k", "0"], "--top-k must be"),
+        (["evaluate", "MODEL", "--data", "TRUNC"], "not a readable NPZ file"),
+        (["evaluate", "MODEL", "--data", "iris", "--noise", "SEED"], "'noise.seed': -1 is less than the minimum"),
+        (["evaluate", "MODEL", "--data", "iris", "--noise", "LOOP"], "couples a qubit to itself"),
+        (["inspect", "QDIR"], "is a directory, not an OpenQASM 3 file"),
     ],
 )
-def test_bad_input_exit_2_one_line(iris_model, args, message) -> None:
-    args = [str(iris_model) if a == "MODEL" else a for a in args]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2
+def test_bad_input_exit_2_one_line(iris_model, args, message, tmp_path) -> None:
+    """Each bad value is refused before any work: exit 2 and one line on stderr naming it."""
+    np.savez(tmp_path / "t.npz", x=np.zeros((10, 4)), y=np.zeros(10, int))
+    whole = (tmp_path / "t.npz").read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "seed.toml").write_text('[noise]\nname = "x"\nseed = -1\n[depolarizing]\np1 = 0.01\n')
+    loop = '[noise]\nname = "x"\n[crosstalk]\nzz_angle = 0.05\npauli_p = 0.005\ncoupling = [[0, 0], [1, 2]]\n'
+    (tmp_path / "loop.toml").write_text(loop)
+    (tmp_path / "qdir" / "model.qasm").mkdir(parents=True)
+    (tmp_path / "qdir" / "model.json").write_text((iris_model / "model.json").read_text())
+    names = {"MODEL": str(iris_model), "TRUNC": str(tmp_path / "trunc.npz"), "SEED": str(tmp_path / "seed.toml")}
+    names.update(LOOP=str(tmp_path / "loop.toml"), QDIR=str(tmp_path / "qdir"))
+    result = runner.invoke(app, [names.get(a, a) for a in args])
+    assert result.exit_code == 2, result.output
     assert message in result.output
-    assert "Traceback" not in result.output
+    assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_nan_and_wrong_width_data_exit_2(iris_model, tmp_path) -> None:

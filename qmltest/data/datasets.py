@@ -8,6 +8,7 @@ IDX format used by FashionMNIST and KMNIST). Splits are fixed and seeded (strati
 from __future__ import annotations
 
 import gzip
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def _file(spec: str) -> Dataset:
                 x, y = np.asarray(z[key]), np.asarray(z["y"])
         except InputError:
             raise
-        except (ValueError, OSError, EOFError) as exc:  # zip, pickle-free and format errors
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # zip, pickle-free, format errors
             raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
         shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
         x = _features(x, path)

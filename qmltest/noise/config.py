@@ -58,13 +58,19 @@ def _fail(source: str, key: str, msg: str) -> InputError:
 
 def validate(tables: dict, source: str) -> None:
     """The published schema (qmltest/schemas/noise.schema.json: tables, keys, types, rates in [0, 1],
-    bounds, no NaN) names the first bad key; then what it cannot say: T2 <= 2 T1."""
+    bounds, no NaN) names the first bad key; then what it cannot say: T2 <= 2 T1, crosstalk edges
+    between two distinct qubits."""
     from qmltest import schemas
 
     schemas.validate("noise", tables, source)
     thermal = tables.get("thermal_relaxation")
     if thermal is not None and thermal["t2"] > 2 * thermal["t1"]:
         raise _fail(source, "thermal_relaxation.t2", f"must be <= 2 * t1 ({thermal['t2']} > {2 * thermal['t1']})")
+    coupling = (tables.get("crosstalk") or {}).get("coupling")
+    if isinstance(coupling, list):
+        loops = [edge for edge in coupling if edge[0] == edge[1]]
+        if loops:
+            raise _fail(source, "crosstalk.coupling", f"edge {loops[0]} couples a qubit to itself")
 
 
 def load(path: str | Path) -> NoiseConfig:
