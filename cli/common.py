@@ -61,9 +61,15 @@ err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() el
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def printable(text: str) -> str:
+    """Control characters (an escape byte from a file name or value, a newline inside a parser's
+    message) written as escapes, so an error stays one line and cannot drive the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def fatal(message: str, code: int = EXIT_INPUT) -> typer.Exit:
     """Print one line on stderr and return the Exit to raise."""
-    err.print(f"error: {message}", markup=False, soft_wrap=True)
+    err.print(f"error: {printable(message)}", markup=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -237,3 +243,18 @@ def below(values: dict[str, float], gates: dict[str, float], what: str = "") -> 
         for name, bar in gates.items()
         if values.get(name, 0.0) < bar
     ]
+
+
+def route_warnings() -> None:
+    """qmltest's DataWarnings as one 'warning:' line each on stderr; every other Python warning
+    (numpy's RuntimeWarnings, libraries' deprecations) stays off the user's terminal."""
+    import warnings
+
+    from qmltest.errors import DataWarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        if issubclass(category, DataWarning):
+            err.print(f"warning: {printable(str(message))}", markup=False, soft_wrap=True)
+
+    warnings.showwarning = show
+    warnings.simplefilter("default", DataWarning)

@@ -114,6 +114,7 @@ def run() -> None:
     from qmltest_cli import common
 
     common.COMMAND[:] = ["qmltest", *sys.argv[1:]]
+    common.route_warnings()
     try:
         code = app(standalone_mode=False)
     except Exception as exc:  # usage errors (bad option values, unknown options): one line, exit 2

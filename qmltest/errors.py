@@ -13,3 +13,8 @@ class InputError(QmlTestError):
 
 class SimulatorError(QmlTestError):
     """The simulator failed or refused a job (e.g. too large for the chosen method)."""
+
+
+class DataWarning(UserWarning):
+    """Something a user should know about their input that does not stop the run (rows left out);
+    the CLI prints each as one 'warning:' line on stderr."""

@@ -65,6 +65,9 @@ def test_evaluate_exact_matches_library_and_shots_are_seeded(iris_model, tmp_pat
         (["evaluate", "MODEL", "--data", "iris", "--noise", "SEED"], "'noise.seed': -1 is less than the minimum"),
         (["evaluate", "MODEL", "--data", "iris", "--noise", "LOOP"], "couples a qubit to itself"),
         (["inspect", "QDIR"], "is a directory, not an OpenQASM 3 file"),
+        (["noise", "show", "NOPE"], "'FakeNope' is not a device of qiskit_ibm_runtime.fake_provider"),
+        (["shots", "--epsilon", "1e-300"], "--epsilon must be in [1e-06, 1)"),
+        (["evaluate", "MODEL", "--data", "CTL"], "nope\\x1b[31m.csv: no such file"),
     ],
 )
 def test_bad_input_exit_2_one_line(iris_model, args, message, tmp_path) -> None:
@@ -78,7 +81,9 @@ def test_bad_input_exit_2_one_line(iris_model, args, message, tmp_path) -> None:
     (tmp_path / "qdir" / "model.qasm").mkdir(parents=True)
     (tmp_path / "qdir" / "model.json").write_text((iris_model / "model.json").read_text())
     names = {"MODEL": str(iris_model), "TRUNC": str(tmp_path / "trunc.npz"), "SEED": str(tmp_path / "seed.toml")}
-    names.update(LOOP=str(tmp_path / "loop.toml"), QDIR=str(tmp_path / "qdir"))
+    (tmp_path / "nope.toml").write_text('[noise]\nname = "x"\n[backend]\nfake = "FakeNope"\n')
+    names.update(LOOP=str(tmp_path / "loop.toml"), QDIR=str(tmp_path / "qdir"), NOPE=str(tmp_path / "nope.toml"))
+    names["CTL"] = "nope\x1b[31m.csv"  # a control byte is echoed escaped, never raw
     result = runner.invoke(app, [names.get(a, a) for a in args])
     assert result.exit_code == 2, result.output
     assert message in result.output
@@ -110,3 +115,23 @@ def test_train_small_model(tmp_path) -> None:
     model = artifact.load(out)
     assert model.manifest["training"]["train_samples"] == 40
     assert model.manifest["training"]["test_accuracy"] >= 0.5
+
+
+def test_rows_whose_labels_are_not_classes_are_counted_in_one_warning_line(iris_model, tmp_path) -> None:
+    """30 rows, 5 labelled 7 for a 3-class model: 25 evaluated, and the CLI says so in one line."""
+    import subprocess
+    import sys
+
+    x = np.random.default_rng(0).uniform(0, 1, (30, 4))
+    y = np.r_[np.zeros(10), np.ones(10), 2 * np.ones(5), 7 * np.ones(5)]
+    np.savetxt(tmp_path / "lab.csv", np.c_[x, y], delimiter=",")
+    code = "from qmltest_cli.main import run; run()"
+    args = ["evaluate", str(iris_model), "--data", str(tmp_path / "lab.csv"), "--exact", "--json", "-"]
+    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["samples"] == 25
+    lines = res.stderr.strip().splitlines()
+    assert lines == [
+        "warning: " + str(tmp_path / "lab.csv") + ": 5 of 30 rows have labels [7] that are not classes "
+        "of the model ([0, 1, 2]): left out"
+    ]

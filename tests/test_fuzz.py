@@ -193,3 +193,18 @@ def test_a_run_folder_never_hands_back_another_profiles_results(iris_model, tmp_
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match="exists and is not a folder"):
         campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "file", k=10)
+
+
+def test_a_guide_file_without_its_summary_fields_is_a_damaged_folder(iris_model, tmp_path) -> None:
+    """A resumed run that finds ksc.json with its config hash but no 'tsr' says the folder is
+    damaged in one line (was a KeyError, exit 3)."""
+    import json
+
+    model, x, y, b = _setup(iris_model)
+    campaign(model, x, y, None, b, ["ksc"], 40, 5, tmp_path / "a", k=10)
+    path = tmp_path / "a" / "ksc.json"
+    data = json.loads(path.read_text())
+    del data["tsr"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"ksc.json: this run folder is damaged \(no 'tsr'\)"):
+        campaign(model, x, y, None, b, ["ksc"], 40, 5, tmp_path / "a", k=10)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest.errors import InputError
+from qmltest.errors import DataWarning, InputError
 
 BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer")
 SPLIT_SEED = 0
@@ -210,7 +210,18 @@ def select(
     ds = load(spec)
     idx = split_indices(ds.y, split)
     if classes is not None:
-        idx = idx[np.isin(ds.y[idx], classes)]
+        keep = np.isin(ds.y[idx], classes)
+        if len(idx) and not keep.all() and spec not in BUILTIN:  # a built-in set holds other classes by design
+            import warnings
+
+            others = sorted({v.item() for v in np.unique(ds.y[idx][~keep])})
+            warnings.warn(
+                f"{spec}: {int((~keep).sum())} of {len(idx)} rows have labels {others[:5]} that are not classes "
+                f"of the model ({classes}): left out",
+                DataWarning,
+                stacklevel=2,
+            )
+        idx = idx[keep]
         if len(idx) == 0:
             raise InputError(f"{spec}: no samples of the model's class(es) {classes} in split '{split}'")
     if per_class is not None:

@@ -229,7 +229,17 @@ def _read_guide(path: Path) -> dict:
         raise InputError(f"{path}: this run folder is damaged (not JSON): use another --out or delete it") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: this run folder is damaged (not an object): use another --out or delete it")
+    missing = [key for key in GUIDE_FIELDS if key not in data]
+    if missing and "config_hash" in data:
+        raise InputError(
+            f"{path}: this run folder is damaged (no {', '.join(repr(k) for k in missing[:3])}): "
+            "use another --out or delete it"
+        )
     return data
+
+
+GUIDE_FIELDS = ("guide", "iterations", "failures", "tsr", "final_coverage", "stop", "coverage_trace")
+"""What a finished guide's JSON must hold for a resumed run to report it."""
 
 
 def _report(model: Model, seed: int, config: dict, results: dict) -> dict:

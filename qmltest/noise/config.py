@@ -66,11 +66,24 @@ def validate(tables: dict, source: str) -> None:
     thermal = tables.get("thermal_relaxation")
     if thermal is not None and thermal["t2"] > 2 * thermal["t1"]:
         raise _fail(source, "thermal_relaxation.t2", f"must be <= 2 * t1 ({thermal['t2']} > {2 * thermal['t1']})")
+    fake = (tables.get("backend") or {}).get("fake")
+    if fake is not None:
+        _check_fake(str(fake), source)
     coupling = (tables.get("crosstalk") or {}).get("coupling")
     if isinstance(coupling, list):
         loops = [edge for edge in coupling if edge[0] == edge[1]]
         if loops:
             raise _fail(source, "crosstalk.coupling", f"edge {loops[0]} couples a qubit to itself")
+
+
+def _check_fake(name: str, source: str) -> None:
+    """backend.fake names a device of qiskit-ibm-runtime's fake provider (checked when it loads)."""
+    try:
+        from qiskit_ibm_runtime import fake_provider
+    except ImportError:
+        raise _fail(source, "backend.fake", "needs qiskit-ibm-runtime: pip install 'qmltest[hardware]'") from None
+    if not name.startswith("Fake") or not hasattr(fake_provider, name):
+        raise _fail(source, "backend.fake", f"'{name}' is not a device of qiskit_ibm_runtime.fake_provider")
 
 
 def load(path: str | Path) -> NoiseConfig:
