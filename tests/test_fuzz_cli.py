@@ -275,3 +275,51 @@ def test_malformed_noise_config(tmp_path_factory, tables) -> None:
         )
     )
     check(["noise", "show", str(path)], "noise")
+
+
+# Option values from each option's declared range and its complement (issue 34): inside, the command
+# runs (exit 0) or refuses for another reason in one line; outside, it refuses in one line naming the
+# option, before any work.
+FMAX = 1.7976931348623157e308  # "any finite value": only infinity lies above
+MUTATE = ["mutate", str(MODEL), "--suite", "qml", "--operators", "ALD", "--list"]
+OPTION_RANGES = [  # (command and option, type, low, high, bounds: "[]" closed, "()" open, "[)" half-open)
+    (["evaluate", str(MODEL), "--exact", "--json", "-", "--per-class"], int, 1, 10**7, "[]"),
+    (["evaluate", str(MODEL), "--per-class", "2", "--json", "-", "--shots"], int, 1, 10**8, "[]"),
+    ([*MUTATE, "--alpha"], float, 0.0, 1.0, "()"),
+    ([*MUTATE, "--effect"], float, 0.0, FMAX, "[]"),
+    ([*MUTATE, "--tau-rse"], float, 0.0, FMAX, "(]"),
+    ([*MUTATE, "--scale"], float, 0.0, FMAX, "(]"),
+    ([*MUTATE, "--null-copies"], int, 1, 10**5, "[]"),
+    (["shots", "--epsilon"], float, 1e-6, 1.0, "[)"),
+    (["shots", "--confidence"], float, 0.0, 1.0, "()"),
+    (["shots", "--outputs"], int, 1, 10**9, "[]"),
+]
+
+
+def _value(kind: type, lo: float, hi: float, bounds: str, inside: bool) -> st.SearchStrategy:
+    if kind is int:
+        if inside:
+            return st.integers(int(lo), int(hi))
+        return st.one_of(st.integers(max_value=int(lo) - 1), st.integers(min_value=int(hi) + 1, max_value=10**12))
+    low_open, high_open = bounds[0] == "(", bounds[1] == ")"
+    if inside:
+        return st.floats(lo, hi, exclude_min=low_open, exclude_max=high_open, allow_nan=False)
+    below = st.floats(max_value=lo, exclude_max=not low_open, allow_nan=False, allow_infinity=True)
+    above = st.floats(min_value=hi, exclude_min=not high_open, allow_nan=False, allow_infinity=True)
+    return st.one_of(below, above, st.just(float("nan")))
+
+
+@SETTINGS
+@given(st.data())
+def test_option_values_inside_and_outside_their_declared_range(data) -> None:
+    args, kind, lo, hi, bounds = data.draw(st.sampled_from(OPTION_RANGES))
+    inside = data.draw(st.booleans())
+    value = data.draw(_value(kind, lo, hi, bounds, inside))
+    option = args[-1]
+    res = runner.invoke(app, [*args, repr(value) if kind is float else str(value)])
+    text = res.stdout + res.stderr
+    assert "Traceback" not in text and res.exit_code in (0, 2), f"exit {res.exit_code}: {text}"
+    if not inside:
+        lines = [line for line in res.stderr.splitlines() if line.strip()]
+        assert res.exit_code == 2 and len(lines) == 1 and option in lines[0], f"{option} {value}: {res.stderr}"
+    OUTCOMES[f"option {'inside' if inside else 'outside'}: exit {res.exit_code}"] += 1

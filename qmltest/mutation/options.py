@@ -108,8 +108,8 @@ class Options:
             raise InputError(f"--shots must be positive, got {out.shots}")
         if out.repeats < 2:
             raise InputError(f"--repeats must be at least 2 (a distribution), got {out.repeats}")
-        if out.null_copies < 1:
-            raise InputError(f"--null-copies must be at least 1, got {out.null_copies}")
+        if not 1 <= out.null_copies <= 100_000:
+            raise InputError(f"--null-copies must be between 1 and 100000, got {out.null_copies}")
         if out.sequential:
             if out.shots is None:
                 raise InputError("--sequential draws shots: it does not apply with --exact")

@@ -25,8 +25,8 @@ def hoeffding_shots(epsilon: float, confidence: float, outputs: int) -> int:
         raise InputError(f"--epsilon must be in [1e-06, 1), got {epsilon}")
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be in (0, 1), got {confidence}")
-    if outputs < 1:
-        raise InputError(f"--outputs must be at least 1, got {outputs}")
+    if not 1 <= outputs <= 10**9:
+        raise InputError(f"--outputs must be between 1 and 1e9, got {outputs}")
     return math.ceil(math.log(2 * outputs / (1 - confidence)) / (2 * epsilon**2))
 
 
