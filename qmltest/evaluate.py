@@ -57,4 +57,13 @@ def evaluate(
         "backend": backend_mod.resolve(backend, model.ir.num_qubits),
         "model_sha256": model.sha256,
         "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
+        "device": _device(model, noise),
     }
+
+
+def _device(model: Model, noise: object) -> dict | None:
+    if noise is None or not noise.has("backend"):  # type: ignore[attr-defined]
+        return None
+    from qmltest.simulate import device
+
+    return device.describe(model, noise)

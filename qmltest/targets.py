@@ -1,6 +1,6 @@
-"""Where a model runs: `ideal` (noise-free), `noise:FILE` (a noise config) or `fake:NAME` (the noise
-model of one of qiskit-ibm-runtime's fake devices, NoiseModel.from_backend, applied to the model's
-logical qubits; transpiling to the device's layout is not done yet)."""
+"""Where a model runs: `ideal` (noise-free), `noise:FILE` (a noise config) or `fake:NAME` (one of
+qiskit-ibm-runtime's fake devices: the model transpiled to it with a seeded layout and routing,
+read out through the final layout, with the device's gate and readout errors; `simulate.device`)."""
 
 from __future__ import annotations
 

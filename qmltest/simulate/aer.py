@@ -97,9 +97,11 @@ def run_batch(
     amplitude: bool,
     density: bool,
     shots: int = 1,
+    transpiled: bool = False,
 ) -> np.ndarray:
     """Averaged probabilities per input in one Aer run: amplitude inputs start from their state
-    (set_density_matrix / set_statevector), angle inputs are bound into the transpiled circuit."""
+    (set_density_matrix / set_statevector), angle inputs are bound into the transpiled circuit
+    (`transpiled`: the circuit is already in the simulator's basis, as a device's is)."""
     body = circuit.copy()
     body.save_probabilities(qubits=measured)
     if amplitude:
@@ -113,7 +115,7 @@ def run_batch(
             runs.append(head.compose(body))
         experiments = transpile(runs, sim, optimization_level=0)
     else:
-        tqc = transpile(body, sim, optimization_level=0)
+        tqc = body if transpiled else transpile(body, sim, optimization_level=0)
         experiments = [tqc.assign_parameters(dict(zip(inputs, row)), inplace=False) for row in encoded]
     res = sim.run(experiments, shots=shots).result()
     return np.array([np.asarray(res.data(i)["probabilities"]) for i in range(len(encoded))])

@@ -150,6 +150,12 @@ def probabilities(
     matrix that fits); otherwise, and with backend 'aer', Aer.
     """
     circuit, _ = aer.dephased(circuit)  # mid-circuit measurements: dephasing, as on the noise-free paths
+    if cfg.has("backend"):  # a fake device: transpiled to it, its noise and readout (`device`)
+        from qmltest.simulate import device
+
+        trajectories = int(cfg.get("noise", "trajectories", 200))
+        name = str(cfg.get("backend", "fake"))
+        return device.probabilities(circuit, measured, inputs, encoded, amplitude, name, cfg.seed, trajectories)
     fast = backend == "numpy" and numpy_applies(circuit, cfg)
     density = density_fits(circuit.num_qubits)
     method = "density_matrix" if density else "statevector"

@@ -1,0 +1,167 @@
+"""A model on a fake IBM device (`fake:NAME` targets, `[backend] fake = NAME` configs): transpiled
+to the device as a user would run it, simulated with the device's noise, read out through the
+final layout.
+
+The circuit (measurement-free, with the readout's basis changes) is transpiled once per model and
+device with a seeded preset pass manager (optimization level 1, `seed_transpiler` = the config's
+seed): layout, routing and the device's basis gates. The measured logical qubits are read on the
+physical qubits the final layout puts them on; forgetting that is qiskit-machine-learning #1040's
+mistake. Aer's `AerSimulator.from_backend` runs it (gate errors and durations from the backend's
+properties); Aer simulates only the active qubits. The device's readout error, which Aer applies
+to measure instructions only, is applied to the exact probabilities as each measured physical
+qubit's confusion matrix from `NoiseModel.from_backend`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from qiskit import QuantumCircuit
+from qiskit.circuit import Parameter
+
+from qmltest.errors import InputError
+
+TRANSPILED: OrderedDict[tuple, Transpiled] = OrderedDict()
+CACHE = 16  # transpiled circuits kept (a mutation run asks for the same few again and again)
+
+
+@dataclass(frozen=True)
+class Transpiled:
+    circuit: QuantumCircuit
+    measured: tuple[int, ...]  # physical qubits of the measured logical qubits, in readout order
+    layout: tuple[int, ...]  # initial layout: physical qubit of each logical qubit
+    active: int  # qubits the transpiled circuit touches
+
+
+def backend(name: str) -> object:
+    """The fake device `name` of qiskit-ibm-runtime (one line, exit 2, without the extra)."""
+    try:
+        from qiskit_ibm_runtime import fake_provider
+    except ImportError:
+        raise InputError("fake: targets need qiskit-ibm-runtime: pip install 'qmltest[hardware]'") from None
+    if not name.startswith("Fake") or not hasattr(fake_provider, name):
+        raise InputError(f"unknown fake backend '{name}' (qiskit_ibm_runtime.fake_provider has no such device)")
+    return _device(name)
+
+
+_DEVICES: dict[str, object] = {}
+
+
+def _device(name: str) -> object:
+    from qiskit_ibm_runtime import fake_provider
+
+    if name not in _DEVICES:
+        _DEVICES[name] = getattr(fake_provider, name)()
+    return _DEVICES[name]
+
+
+def transpiled(circuit: QuantumCircuit, measured: list[int], name: str, seed: int) -> Transpiled:
+    """The circuit on device `name`: seeded layout and routing, measured qubits mapped through the
+    final layout; a model wider than the device is one line, exit 2."""
+    from qiskit import qasm3
+    from qiskit.transpiler import generate_preset_pass_manager
+
+    dev = backend(name)
+    if circuit.num_qubits > dev.num_qubits:  # type: ignore[attr-defined]
+        raise InputError(
+            f"the model has {circuit.num_qubits} qubits but {name} has {dev.num_qubits}"  # type: ignore[attr-defined]
+        )
+    key = (qasm3.dumps(circuit), tuple(measured), name, seed)
+    if key in TRANSPILED:
+        TRANSPILED.move_to_end(key)
+        return TRANSPILED[key]  # its Parameters are the first load's: `probabilities` binds by name
+    pm = generate_preset_pass_manager(optimization_level=1, backend=dev, seed_transpiler=seed)
+    tqc = pm.run(circuit)
+    final = tqc.layout.final_index_layout()  # logical qubit -> physical qubit after routing
+    initial = tqc.layout.initial_index_layout()
+    touched = {tqc.find_bit(q).index for inst in tqc.data for q in inst.qubits}
+    made = Transpiled(tqc, tuple(final[q] for q in measured), tuple(initial[: circuit.num_qubits]), len(touched))
+    TRANSPILED[key] = made
+    while len(TRANSPILED) > CACHE:
+        TRANSPILED.popitem(last=False)
+    return made
+
+
+def readout_confusion(name: str, qubits: tuple[int, ...]) -> list[np.ndarray]:
+    """Per physical qubit, the 2x2 matrix P(read j | prepared i) of the device's readout error
+    (identity where the backend states none)."""
+    from qiskit_aer.noise import NoiseModel
+
+    model = NoiseModel.from_backend(backend(name))
+    found = {}
+    for err in model.to_dict().get("errors", []):
+        if err.get("type") == "roerror":
+            for gq in err.get("gate_qubits", []):
+                found[tuple(gq)] = np.asarray(err["probabilities"], dtype=float)
+    return [found.get((q,), np.eye(2)) for q in qubits]
+
+
+def probabilities(
+    circuit: QuantumCircuit,
+    measured: list[int],
+    inputs: list[Parameter],
+    encoded: np.ndarray,
+    amplitude: bool,
+    name: str,
+    seed: int,
+    trajectories: int = 200,
+) -> np.ndarray:
+    """Probabilities (N, 2^m) over the measured logical qubits, on the device (module docstring)."""
+    from qiskit_aer import AerSimulator
+
+    from qmltest.simulate import aer
+    from qmltest.simulate.noisy import density_fits
+
+    if amplitude:
+        raise InputError(
+            "fake: targets transpile the model's circuit; an amplitude-encoded model's state is prepared "
+            "outside it, so it cannot be laid out on a device"
+        )
+    t = transpiled(circuit, measured, name, seed)
+    density = density_fits(t.active)
+    sim = AerSimulator.from_backend(
+        backend(name), method="density_matrix" if density else "statevector", seed_simulator=seed
+    )
+    shots = 1 if density else trajectories
+    own = {p.name: p for p in t.circuit.parameters}  # Qiskit parameters compare by identity, names by text
+    bound = [own.get(p.name, p) for p in inputs]
+    probs = aer.run_batch(sim, t.circuit, list(t.measured), bound, encoded, False, density, shots, transpiled=True)
+    return confused(probs, readout_confusion(name, t.measured))
+
+
+def confused(probs: np.ndarray, matrices: list[np.ndarray]) -> np.ndarray:
+    """Apply per-qubit readout confusion P(read j | prepared i) to probabilities over m qubits
+    (bit b of the index = qubit b of `matrices`)."""
+    m = len(matrices)
+    t = probs.reshape((len(probs),) + (2,) * m)
+    for b, conf in enumerate(matrices):
+        axis = m - b  # qubit b is axis m - b (axis 0 is the batch)
+        t = np.moveaxis(np.tensordot(t, conf, axes=([axis], [0])), -1, axis)
+    return t.reshape(probs.shape)
+
+
+def describe(model: object, cfg: object) -> dict | None:
+    """What a report records of a device target: the device, its calibration date, the layout
+    (physical qubit per logical qubit), the physical readout qubits, the transpiled gate counts;
+    None for any other noise config."""
+    if cfg is None or not cfg.has("backend"):  # type: ignore[attr-defined]
+        return None
+    name = str(cfg.get("backend", "fake"))  # type: ignore[attr-defined]
+    job = model.job()  # type: ignore[attr-defined]
+    if model.amplitude:  # type: ignore[attr-defined]
+        return {"device": name}
+    t = transpiled(job.circuit, list(job.measured), name, cfg.seed)  # type: ignore[attr-defined]
+    dev = backend(name)
+    props = dev.properties() if hasattr(dev, "properties") else None  # type: ignore[attr-defined]
+    when = getattr(props, "last_update_date", None)
+    return {
+        "device": name,
+        "device_qubits": int(dev.num_qubits),  # type: ignore[attr-defined]
+        "calibration": None if when is None else str(when),
+        "layout": list(t.layout),
+        "readout_physical_qubits": list(t.measured),
+        "gates": {k: int(v) for k, v in sorted(t.circuit.count_ops().items())},
+        "transpiler_seed": cfg.seed,  # type: ignore[attr-defined]
+    }
