@@ -8,7 +8,7 @@ EXTRAS ?= dev,pennylane,hardware,torch
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test test-slow lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test test-slow test-browser lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -29,6 +29,11 @@ test: install
 
 test-slow: install
 	$(PY) -m pytest -q -m slow
+
+# The HTML reports in a real headless browser (Debian's chromium; skips cleanly without one).
+test-browser: install
+	$(PY) -m pip install --quiet -e '.[browser]'
+	$(PY) -m pytest -q -m browser
 
 # Property-based bad-input run with many generated cases (FUZZ_EXAMPLES per property, six properties:
 # 1700 gives over 10,000 cases); prints the count by outcome.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 import typer
@@ -212,10 +214,33 @@ def mutate(
     cfg = noise_of(noise, target)
     if html_out is not None and out_dir is None:
         out_dir = html_out / "run"
-    with progress_bar("mutating", None, quiet) as advance:
-        result, timing = pipeline.run(
-            model, suites, opts, ref, cells, out_dir, force, advance, cfg, command_line(), where
-        )
+    with contextlib.ExitStack() as stack:
+        if stryker_out and out_dir is None:  # the mutants' texts give each Stryker mutant its replacement
+            out_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qmltest-"))) / "run"
+        with progress_bar("mutating", None, quiet) as advance:
+            result, timing = pipeline.run(
+                model, suites, opts, ref, cells, out_dir, force, advance, cfg, command_line(), where
+            )
+        _write_reports(model, result, out_dir, json_out, csv_out, junit_out, stryker_out, html_out)
+    if not quiet and str(json_out) != "-":
+        render(result, timing)
+    for line in result["warnings"]:
+        err.print(f"warning: {line}", markup=False)
+    if fail_under is not None:
+        gate(result, fail_under / 100.0, fail_under_lower)
+
+
+def _write_reports(
+    model: artifact.Model,
+    result: dict,
+    out_dir: Path | None,
+    json_out: Path | None,
+    csv_out: Path | None,
+    junit_out: Path | None,
+    stryker_out: Path | None,
+    html_out: Path | None,
+) -> None:
+    """Every report the options ask for, from one finished result (and its run folder)."""
     write_output(json_out, report.to_json(result))
     if csv_out:
         write_output(csv_out, report.to_csv([csv_row(m) for m in result["mutants"]]))
@@ -223,21 +248,14 @@ def mutate(
         from qmltest import junit
 
         write_output(junit_out, junit.mutation(result))
+    key = os.path.relpath(model.source if Path(model.source).suffix == ".qasm" else Path(model.source) / "model.qasm")
+    doc = stryker.report(model, key, result, out_dir) if stryker_out or html_out is not None else None
     if stryker_out:
-        key = os.path.relpath(
-            model.source if Path(model.source).suffix == ".qasm" else Path(model.source) / "model.qasm"
-        )
-        write_output(stryker_out, report.to_json(stryker.report(model, key, result)))
+        write_output(stryker_out, report.to_json(doc))
     if html_out is not None:
         from qmltest.html import mutation as html_mutation
 
-        html_mutation.write(result, out_dir, html_out)
-    if not quiet and str(json_out) != "-":
-        render(result, timing)
-    for line in result["warnings"]:
-        err.print(f"warning: {line}", markup=False)
-    if fail_under is not None:
-        gate(result, fail_under / 100.0, fail_under_lower)
+        html_mutation.write(result, out_dir, html_out, doc)
 
 
 def gate(result: dict, bar: float, lower: bool) -> None:

@@ -59,7 +59,7 @@ def report(
         if html_out is not None:
             from qmltest.html import mutation
 
-            mutation.write(data, run_dir, html_out)
+            mutation.write(data, run_dir, html_out, _stryker(data, run_dir))
     elif criterion or correction or scoring or against or junit_out:
         raise InputError("--criterion, --correction, --scoring, --against and --junit apply to mutation reports")
     elif fmt.startswith("qmltest.fuzz/"):
@@ -139,3 +139,14 @@ def show(
         out.print("\n".join(diff), markup=False, highlight=False)
     else:
         out.print("(no QASM diff: the mutant is not saved, or changes only preprocessing or readout)", markup=False)
+
+
+def _stryker(data: dict, run_dir: Path | None) -> dict | None:
+    """The Stryker report of a run folder (its saved original model and mutants), for the viewer."""
+    if run_dir is None or not (run_dir / "original" / "model.qasm").exists():
+        return None
+    from qmltest import artifact
+    from qmltest.mutation import stryker
+
+    original = artifact.load(run_dir / "original")
+    return stryker.report(original, "model.qasm", data, run_dir)

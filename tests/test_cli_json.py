@@ -4,6 +4,7 @@ stdout, and piped tables are not cut at 80 columns."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from qmltest_cli.main import app
@@ -105,3 +106,33 @@ def test_evaluate_reports_accuracy_with_its_interval(iris_model) -> None:
     assert lo <= doc["accuracy"] <= hi and hi - lo > 0
     for row in doc["per_class"].values():
         assert row["accuracy_interval"][0] <= row["accuracy"] <= row["accuracy_interval"][1]
+
+
+def test_stryker_mutants_carry_their_replacement_without_a_run_folder(tmp_path) -> None:
+    """--stryker alone (no --out): every mutant has its mutated text; circuit mutants on the QASM3
+    lines they change, DFC's preprocessing steps on model.json, the second file; the official schema."""
+    import jsonschema
+
+    from qmltest.mutation.stryker import replaced
+
+    assert replaced("a\nb\nc\n", "a\nB\nc\n") == (
+        {"start": {"line": 2, "column": 1}, "end": {"line": 2, "column": 2}},
+        "B",
+    )
+    assert replaced("a\nb\n", "a\nnew\nb\n")[1] == "new\nb" and replaced("a\n", "a\n") is None
+    model = Path(__file__).resolve().parents[1] / "data" / "models" / "zfm-ra-iris"
+    args = ["mutate", str(model), "--suite", "qml", "--operators", "APGC,DFC", "--shots", "300", "--null-copies", "5"]
+    res = runner.invoke(app, [*args, "--stryker", str(tmp_path / "s.json"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "s.json").read_text())
+    schema = json.loads((Path(__file__).parent / "fixtures" / "stryker-report-schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    files = {Path(k).name: f for k, f in doc["files"].items()}
+    assert set(files) == {"model.qasm", "model.json"}
+    assert {m["mutatorName"] for m in files["model.json"]["mutants"]} == {"DFC"}
+    assert {m["mutatorName"] for m in files["model.qasm"]["mutants"]} == {"APGC"}
+    lines = files["model.qasm"]["source"].splitlines()
+    for m in files["model.qasm"]["mutants"]:
+        old = lines[m["location"]["start"]["line"] - 1]
+        assert m["replacement"] != old and m["replacement"].split("(")[0] in ("rx", "ry", "rz")
+    assert all('"feature_change"' in m["replacement"] for m in files["model.json"]["mutants"])

@@ -162,9 +162,14 @@ def test_stryker_files_validate_against_the_official_schema(runs) -> None:
         assert key == os.path.relpath(Path(MODEL) / "model.qasm") and doc["files"][key]["source"].startswith(
             "OPENQASM 3"
         )
-        assert len(doc["files"][key]["mutants"]) == len(r["mutants"])
+        assert sum(len(f["mutants"]) for f in doc["files"].values()) == len(r["mutants"])
         killed = [m for m in doc["files"][key]["mutants"] if m["status"] == "Killed"]
         assert killed and all(m["killedBy"] == ["iris:test"] for m in killed)
+        lines = doc["files"][key]["source"].splitlines()
+        for m in doc["files"][key]["mutants"]:  # the run folder gives every mutant its mutated QASM3
+            start, end = m["location"]["start"], m["location"]["end"]
+            assert "replacement" in m and 1 <= start["line"] <= end["line"] <= len(lines), m
+            assert end["column"] <= len(lines[end["line"] - 1]) + 1
         assert set(doc["testFiles"]) == {"iris:test"}
 
 

@@ -61,8 +61,9 @@ def qasm_diff(run_dir: Path | None, mid: str) -> list[str] | None:
     )
 
 
-def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
-    """Write folder/index.html and its plots (PNG + SVG)."""
+def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | None = None) -> Path:
+    """Write folder/index.html and its plots (PNG + SVG); with the Stryker report, the official
+    viewer on stryker.html, linked and embedded below the summary."""
     folder = Path(folder)
     meta = result["meta"]
     opts = meta["options"]
@@ -114,11 +115,28 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
         summary += page.image(
             plots.bars(folder, "score-per-suite", by_suite, f"{meta['scoring']} mutation score", "%"), "score per suite"
         )
-        per_op = {n: {op: r["mutation_score"] for op, r in s["per_operator"].items()} for n, s in suites.items()}
+        ops = sorted({op for s in suites.values() for op in s["per_operator"]})
+        per_op = {  # operators on the axis (named under their bars), one bar per suite
+            op: {n: s["per_operator"][op]["mutation_score"] for n, s in suites.items() if op in s["per_operator"]}
+            for op in ops
+        }
         summary += page.image(
             plots.bars(folder, "score-per-operator", per_op, "mutation score per operator", "%"), "score per operator"
         )
     sections.append(("Test suites", summary))
+    if stryker_doc is not None:
+        from qmltest.html import viewer
+
+        viewer.write(folder, stryker_doc, "qmltest mutants in the source")
+        sections.append(
+            (
+                "Mutants in the source (Stryker viewer)",
+                '<p><a href="stryker.html">Open the source view</a>: every mutant inline in the model\'s QASM3 '
+                "(preprocessing mutants in model.json), its replacement as a diff, its status and the suites "
+                'that killed it.</p><iframe src="stryker.html" title="Stryker viewer" '
+                'style="width:100%;height:820px;border:1px solid #ccc"></iframe>',
+            )
+        )
     counts = result["operators"]
     statuses = sorted({k for c in counts.values() for k in c})
     sections.append(

@@ -8,9 +8,19 @@ inclusive end, hence the shifts). Status map: killed -> Killed, survived -> Surv
 not-effective (dropped by QuanForge's Algorithm 1) and undecided (the sequential design's shot budget
 ran out before a verdict: counted apart from the score) -> Ignored, incompetent -> CompileError.
 `killedBy` names the test suites that killed the mutant; `testFiles` describes them.
+
+With the run folder at hand (its `mutants/<id>/` artifacts), every mutant carries its
+`replacement`: the mutant's own lines for the first block where its QASM3 differs from the
+original's (difflib), located on the original lines it replaces, so the viewer's diff shows the
+mutated statement; a mutant whose circuit is unchanged (DFC's preprocessing step, a readout change)
+is anchored in `model.json`, the second file, on the manifest lines it changes.
 """
 
 from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
 
 from qmltest.artifact import Model
 from qmltest.ir import Span
@@ -67,10 +77,37 @@ def _reason(row: dict) -> str | None:
     return REASONS.get(status)
 
 
-def report(model: Model, qasm_key: str, result: dict) -> dict:
-    """The Stryker report of a `qmltest.mutation/3` result (`model`: the original)."""
+def manifest_text(manifest: dict) -> str:
+    """The manifest as the viewer's second file shows it (sorted keys, one value per line)."""
+    return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+
+
+def replaced(original: str, mutant: str) -> tuple[dict, str] | None:
+    """(location on the original, replacement text) of the first block where `mutant` differs from
+    `original`, line-wise; None when they are equal. An insertion is shown as a replacement of the
+    original line it precedes (the new lines, then that line)."""
+    a, b = original.splitlines(keepends=True), mutant.splitlines(keepends=True)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        new = "".join(b[j1:j2])
+        if i1 == i2 and i1 < len(a):  # pure insertion: anchored on the original line it precedes
+            new, i2 = new + a[i1], i1 + 1
+        elif i1 == i2:  # appended at the end: anchored on the last line
+            new, i1, i2 = a[-1] + new, len(a) - 1, len(a)
+        end_line = a[i2 - 1]
+        end = {"line": i2, "column": len(end_line.rstrip("\n")) + 1}
+        return {"start": {"line": i1 + 1, "column": 1}, "end": end}, new.rstrip("\n")
+    return None
+
+
+def report(model: Model, qasm_key: str, result: dict, run_dir: Path | None = None) -> dict:
+    """The Stryker report of a `qmltest.mutation/3` result (`model`: the original); with the run
+    folder, each mutant's `replacement` (module docstring)."""
     last_line = max(1, model.qasm_text.count("\n"))
-    rows = []
+    manifest_key = str(Path(qasm_key).with_name("model.json"))
+    original_manifest = manifest_text(model.manifest)
+    rows, manifest_rows = [], []
     for m in result["mutants"]:
         status = m["status"]
         entry = {
@@ -85,6 +122,18 @@ def report(model: Model, qasm_key: str, result: dict) -> dict:
         reason = _reason(m)
         if reason:
             entry["statusReason"] = reason
+        folder = None if run_dir is None else Path(run_dir) / "mutants" / m["id"]
+        if folder is not None and (folder / "model.qasm").exists():
+            change = replaced(model.qasm_text, (folder / "model.qasm").read_text())
+            if change is not None:
+                entry["location"], entry["replacement"] = change
+            elif (folder / "model.json").exists():
+                mutant_manifest = json.loads((folder / "model.json").read_text())
+                change = replaced(original_manifest, manifest_text(mutant_manifest))
+                if change is not None:
+                    entry["location"], entry["replacement"] = change
+                    manifest_rows.append(entry)
+                    continue
         rows.append(entry)
     test_files = {
         name: {
@@ -94,10 +143,13 @@ def report(model: Model, qasm_key: str, result: dict) -> dict:
         }
         for name, s in result["suites"].items()
     }
+    files = {qasm_key: {"language": "qasm", "source": model.qasm_text, "mutants": rows}}
+    if manifest_rows:
+        files[manifest_key] = {"language": "json", "source": original_manifest, "mutants": manifest_rows}
     return {
         "schemaVersion": "2",
         "thresholds": {"high": 80, "low": 60},
-        "files": {qasm_key: {"language": "qasm", "source": model.qasm_text, "mutants": rows}},
+        "files": files,
         "testFiles": test_files,
         "framework": {"name": "qmltest", "version": result["meta"]["versions"]["qmltest"]},
         "config": {k: result["meta"][k] for k in ("criterion", "correction", "scoring", "seed")},
