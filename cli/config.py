@@ -89,6 +89,15 @@ def apply(ctx: typer.Context, kwargs: dict, command: str, paths: frozenset[str] 
     return out
 
 
+def config_option(command: str) -> Any:
+    """`--config` of a command: one name and one help text everywhere."""
+    return typer.Option(
+        None,
+        "--config",
+        help=f"Run config TOML ([{command}] table; [tool.qmltest.{command}] in pyproject.toml); flags override it.",
+    )
+
+
 def with_config(command: str) -> Callable[[F], F]:
     """Decorate a typer command with `ctx: typer.Context` and a `config` option: config fills unset flags."""
 

@@ -21,6 +21,7 @@ from qmltest_cli.common import (
     with_backend,
     write_output,
 )
+from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
@@ -50,8 +51,10 @@ def load_profile(path: Path, model: artifact.Model) -> Profile:
 
 
 @handle_errors
+@with_config("cover")
 @with_backend
 def cover(
+    ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
     data: str = typer.Option(None, help="Test suite dataset, name or file (default without --suite: the model's)."),
@@ -75,8 +78,9 @@ def cover(
     fail_under: list[str] = typer.Option(None, help="Exit 1 when a criterion is below P percent: ksc=40."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
+    config: Path = config_option("cover"),
 ) -> None:
     """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
     gates = parse_gates(fail_under or [])

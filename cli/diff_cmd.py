@@ -16,14 +16,17 @@ from qmltest_cli.common import (
     with_backend,
     write_output,
 )
+from qmltest_cli.config import config_option, with_config
 
 from qmltest import intervals
 from qmltest.errors import InputError
 
 
 @handle_errors
+@with_config("diff")
 @with_backend
 def diff(
+    ctx: typer.Context,
     model_a: Path = typer.Argument(..., help="Model folder (side A)."),
     model_b: Path = typer.Argument(None, help="Second model (side B); default: model A again, on --target-b."),
     data: str = typer.Option(None, help="Inputs: name[:split] or a file (default: model A's data, test)."),
@@ -38,6 +41,7 @@ def diff(
     backend: str = backend_option(),
     json_out: Path = typer.Option(None, "--json", help="Write the diff as JSON ('-' for stdout)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary lines."),
+    config: Path = config_option("diff"),
 ) -> None:
     """Where do two models, or one model on two targets, give different answers on the same inputs?"""
     from qmltest import artifact, report, targets

@@ -20,7 +20,7 @@ def diversity(
     split: str = typer.Option("test", help="Split of --data."),
     per_class: int = typer.Option(None, help="Inputs per class (default: all)."),
     bins: int = typer.Option(100, help="Histogram bins over fidelity [0, 1]."),
-    seed: int = typer.Option(0, min=0),
+    seed: int = typer.Option(0, min=0, help="Seed of every random choice (same seed, same files)."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     json_out: Path = typer.Option(None, "--json", help="Write JSON ('-' for stdout)."),
 ) -> None:

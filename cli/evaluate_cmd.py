@@ -16,6 +16,7 @@ from qmltest_cli.common import (
     with_backend,
     write_output,
 )
+from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
 from qmltest import artifact, intervals, parallel, report
@@ -24,8 +25,10 @@ from qmltest.evaluate import evaluate as evaluate_model
 
 
 @handle_errors
+@with_config("evaluate")
 @with_backend
 def evaluate(
+    ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     data: str = typer.Option(
         None, help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS); default: the model's own data."
@@ -43,6 +46,7 @@ def evaluate(
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
+    config: Path = config_option("evaluate"),
 ) -> None:
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
     check_range("--shots", shots, 1, 10**8)

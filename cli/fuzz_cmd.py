@@ -19,6 +19,7 @@ from qmltest_cli.common import (
     with_backend,
     write_output,
 )
+from qmltest_cli.config import config_option, with_config
 from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
@@ -39,8 +40,10 @@ def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: in
 
 
 @handle_errors
+@with_config("fuzz")
 @with_backend
 def fuzz(
+    ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     profile_path: Path = typer.Option(..., "--profile", help="Profile JSON from `qmltest profile`."),
     seeds: str = typer.Option(
@@ -66,6 +69,7 @@ def fuzz(
         None, help="Exit 1 when a guide's final coverage is below P percent: ksc=40 (as cover's)."
     ),
     backend: str = backend_option(),
+    config: Path = config_option("fuzz"),
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
     gates = parse_gates(fail_under or [])

@@ -65,7 +65,7 @@ def import_model(
     ),
     name: str = typer.Option(None, help="Model name (default: the folder name)."),
     force: bool = typer.Option(False, "--force", help="Overwrite model files in a non-empty --out."),
-    as_json: bool = typer.Option(False, "--json", help="Print what was decided as JSON."),
+    json_out: Path = typer.Option(None, "--json", help="Write what was decided as JSON ('-' for stdout)."),
 ) -> None:
     """Import a trained circuit as a qmltest model and print what was decided (as `inspect` does)."""
     started = time.perf_counter()
@@ -112,8 +112,8 @@ def import_model(
     model.save(out_dir)
     info = describe(model)
     info["source"] = str(out_dir)
-    if as_json:
-        write_output(Path("-"), report.to_json(info))
+    write_output(json_out, report.to_json(info))
+    if str(json_out) == "-":
         return
     render(info)
     err.print(f"imported {source} ({fmt}) -> {out_dir} in {time.perf_counter() - started:.2f} s", markup=False)

@@ -81,7 +81,7 @@ MUTABLE = {
 def inspect(
     model_path: Path = typer.Argument(..., help="Model folder (model.qasm + model.json) or a .qasm file."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    json_out: Path = typer.Option(None, "--json", help="Write the description as JSON ('-' for stdout)."),
     gates: bool = typer.Option(False, "--gates", help="List every gate with its parameters and source line."),
 ) -> None:
     """Show the layer/block/gate structure, parameters and readout of a model."""
@@ -97,8 +97,8 @@ def inspect(
             }
             for g in model.ir.gates
         ]
-    if as_json:
-        write_output(Path("-"), report.to_json(info))
+    write_output(json_out, report.to_json(info))
+    if str(json_out) == "-":
         return
     for note in model.inferred:
         err.print(f"inferred: {note}", markup=False)

@@ -23,7 +23,7 @@ from qmltest_cli.common import (
     with_backend,
     write_output,
 )
-from qmltest_cli.config import with_config
+from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
 from qmltest import artifact, intervals, parallel, report
@@ -132,10 +132,10 @@ def mutate(
         False, "--fail-under-lower", help="Gate --fail-under on the score's 95% lower bound, not the estimate."
     ),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
-    config: Path = typer.Option(None, "--config", help="Run config TOML ([mutate] table); flags override it."),
+    config: Path = config_option("mutate"),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
 ) -> None:
     """Mutation testing: one pipeline, any generation strategy with any kill criterion.

@@ -16,6 +16,7 @@ from qmltest_cli.common import (
     with_backend,
     write_output,
 )
+from qmltest_cli.config import config_option, with_config
 
 from qmltest import artifact, parallel, report
 from qmltest.coverage import profile as profiling
@@ -24,8 +25,10 @@ from qmltest.data import datasets
 
 
 @handle_errors
+@with_config("profile")
 @with_backend
 def profile(
+    ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
     data: str = typer.Option(None, help="Dataset name or file (default: the model's own data)."),
     split: str = typer.Option("train", help="train, test or all."),
@@ -39,8 +42,9 @@ def profile(
     out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
+    config: Path = config_option("profile"),
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
     model = artifact.load(model_path, manifest)

@@ -34,7 +34,7 @@ def build(
     data: str = typer.Option(None, help="Source data, name:split or a file (default: the model's data, test)."),
     per_class: int = typer.Option(100, help="Inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="adv: FGSM step as a fraction of the value range."),
-    seed: int = typer.Option(0, min=0),
+    seed: int = typer.Option(0, min=0, help="Seed of every random choice (same seed, same files)."),
     out_path: Path = typer.Option(..., "--out", help="Suite NPZ to write."),
     backend: str = backend_option(),
 ) -> None:
@@ -64,7 +64,7 @@ def attack(
     data: str = typer.Option(None, help="Seeds, name:split or a file (default: the model's data, test)."),
     per_class: int = typer.Option(50, help="Seed inputs per class."),
     epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
-    seed: int = typer.Option(0, min=0),
+    seed: int = typer.Option(0, min=0, help="Seed of every random choice (same seed, same files)."),
     out_path: Path = typer.Option(..., "--out", help="NPZ of adversarial inputs."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
     cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),

@@ -16,12 +16,14 @@ app = typer.Typer(help="Benchmark architectures and shipped pretrained models.",
 
 @app.command("list")
 @handle_errors
-def list_models(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables.")) -> None:
+def list_models(
+    json_out: Path = typer.Option(None, "--json", help="Write the lists as JSON ('-' for stdout)."),
+) -> None:
     """List architectures and the shipped models with their recorded accuracy."""
     archs = registry.architectures()
     models = registry.shipped_models()
-    if as_json:
-        write_output(Path("-"), report.to_json({"architectures": archs, "models": models}))
+    write_output(json_out, report.to_json({"architectures": archs, "models": models}))
+    if str(json_out) == "-":
         return
     t = Table(title="architectures")
     t.add_column("arch")

@@ -22,7 +22,7 @@ def test_help_lists_commands() -> None:
 
 
 def test_inspect_json(iris_model) -> None:
-    result = runner.invoke(app, ["inspect", str(iris_model), "--json"])
+    result = runner.invoke(app, ["inspect", str(iris_model), "--json", "-"])
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
     assert info["num_qubits"] == 4 and info["classes"] == [0, 1, 2]
@@ -135,3 +135,18 @@ def test_rows_whose_labels_are_not_classes_are_counted_in_one_warning_line(iris_
         "warning: " + str(tmp_path / "lab.csv") + ": 5 of 30 rows have labels [7] that are not classes "
         "of the model ([0, 1, 2]): left out"
     ]
+
+
+def test_every_simulating_command_reads_its_own_table_of_the_run_config(iris_model, tmp_path, monkeypatch) -> None:
+    """[evaluate] and [profile] in ./qmltest.toml fill unset options; a flag wins; a wrong key in
+    [fuzz] is refused naming it (a [fuzz] table was silently ignored before)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qmltest.toml").write_text("[evaluate]\nexact = true\nper-class = 2\n[fuzz]\nbudgte = 3\n")
+    res = runner.invoke(app, ["evaluate", str(iris_model), "--data", "iris", "--json", "-"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["exact"] and doc["samples"] == 6
+    flag = runner.invoke(app, ["evaluate", str(iris_model), "--data", "iris", "--per-class", "3", "--json", "-"])
+    assert json.loads(flag.stdout)["samples"] == 9
+    bad = runner.invoke(app, ["fuzz", str(iris_model), "--profile", "p.json"])
+    assert bad.exit_code == 2 and "unknown key 'budgte' in [fuzz]" in bad.output

@@ -24,8 +24,8 @@ def mutation_json(iris_model, tmp_path_factory) -> str:
 
 def _commands(model: str, mutation: str) -> list[list[str]]:
     return [
-        ["inspect", model, "--json"],
-        ["zoo", "list", "--json"],
+        ["inspect", model, "--json", "-"],
+        ["zoo", "list", "--json", "-"],
         ["evaluate", model, "--data", "iris", "--json", "-"],
         ["diversity", "--model", model, "--data", "iris", "--per-class", "3", "--json", "-"],
         [
@@ -93,7 +93,7 @@ def test_junit_and_baseline_comparison(iris_model, tmp_path) -> None:
 
 
 def test_inspect_states_what_mutation_may_touch(iris_model) -> None:
-    res = runner.invoke(app, ["inspect", str(iris_model), "--json"])
+    res = runner.invoke(app, ["inspect", str(iris_model), "--json", "-"])
     mutable = json.loads(res.stdout)["mutable"]
     assert set(mutable) == {"feature_map", "ansatz", "preprocessing", "readout"}
     assert "never its data angles" in mutable["feature_map"] and "DFC" in mutable["preprocessing"]

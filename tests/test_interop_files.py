@@ -153,6 +153,7 @@ def test_cli_import_qasm3_and_qpy_with_weights(tmp_path, source):
             "--readout",
             "modulo",
             "--json",
+            "-",
         ],
     )
     assert res.exit_code == 0, res.output

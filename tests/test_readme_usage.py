@@ -60,3 +60,29 @@ def test_the_github_actions_workflow_uses_real_options() -> None:
     assert {c[0] for c, _, _ in lines} >= {"profile", "cover", "mutate", "diff"}
     assert all("--junit" in opts for c, opts, _ in lines if c[0] in ("cover", "mutate"))
     _check(lines)
+
+
+def test_every_option_of_every_command_has_help_text_and_json_is_a_path() -> None:
+    """One vocabulary (issue 30): no option without help; --json takes PATH or '-' everywhere."""
+    import click
+    from typer.main import get_command
+
+    root = get_command(app)
+    ctx = click.Context(root)
+    missing, flags = [], []
+
+    def walk(cmd: click.Command, path: list[str]) -> None:
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), [*path, name])
+            return
+        for p in cmd.params:
+            if isinstance(p, click.Option) and p.name != "help":
+                if not p.help:
+                    missing.append(f"{' '.join(path)} {p.opts[0]}")
+                if "--json" in p.opts and p.is_flag:
+                    flags.append(" ".join(path))
+
+    for name in root.list_commands(ctx):
+        walk(root.get_command(ctx, name), [name])
+    assert not missing and not flags, (missing, flags)
