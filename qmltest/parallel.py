@@ -382,6 +382,7 @@ def client(where: Plan) -> Iterator[Any]:
     # glibc's dynamic mmap threshold, so every numpy temporary over 128 KiB is mmap'ed and faulted
     # in again; measured here it made a worker's state-vector updates 4-10x slower than in-process.
     environ = {"OMP_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1, "MKL_NUM_THREADS": 1}
+    _quiet_resource_tracker()
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **QUIET}):
             cluster = LocalCluster(
@@ -416,3 +417,17 @@ def _single_threaded_blas() -> Iterator[None]:
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+RESOURCE_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def _quiet_resource_tracker() -> None:
+    """After a client is killed, its multiprocessing resource tracker cleans up the workers'
+    semaphores and says so in a two-line UserWarning on the user's terminal, in the middle of the
+    next command's output. The tracker process starts with this process's -W options, so it is told
+    to stay quiet about that (it still cleans up)."""
+    import sys
+
+    if RESOURCE_TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(RESOURCE_TRACKER_QUIET)

@@ -416,3 +416,12 @@ def test_search_on_workers_does_not_depend_on_the_order_draws_come_back(monkeypa
     assert len(percentages) > 1  # the search visited several percentages ...
     assert len({m.id for r in local for m in r[1]}) == 1 == len(set(logged))  # ... and drew one mutant, logged once
     assert local[0][1][0].percentage == 0.25  # its first draw: cell a, step 0
+
+
+def test_the_resource_tracker_of_a_cluster_client_is_started_quiet() -> None:
+    """A killed client's tracker printed 'There appear to be 12 leaked semaphore objects' over the
+    next command's output; the tracker starts with the client's -W options, which now silence it."""
+    from multiprocessing import util
+
+    parallel._quiet_resource_tracker()
+    assert f"-W{parallel.RESOURCE_TRACKER_QUIET}" in util._args_from_interpreter_flags()
