@@ -323,3 +323,51 @@ def test_option_values_inside_and_outside_their_declared_range(data) -> None:
         lines = [line for line in res.stderr.splitlines() if line.strip()]
         assert res.exit_code == 2 and len(lines) == 1 and option in lines[0], f"{option} {value}: {res.stderr}"
     OUTCOMES[f"option {'inside' if inside else 'outside'}: exit {res.exit_code}"] += 1
+
+
+# Run folders (issue 31): a finished run's results.jsonl damaged as kills and disks damage it (a
+# torn last line, a duplicated line, a dropped line, a garbage line), then the same command again:
+# it ends with the solo run's report (byte for byte) or one line, exit 2; never a traceback.
+RUN_ARGS = ["mutate", str(MODEL), "--suite", "qml", "--operators", "ALD,APGC", "--exact", "--null-copies", "3", "-q"]
+_SOLO: dict = {}
+
+
+def _solo(tmp: Path) -> bytes:
+    if "report" not in _SOLO:
+        res = runner.invoke(app, [*RUN_ARGS, "--out", str(tmp / "solo"), "--json", str(tmp / "solo.json")])
+        assert res.exit_code == 0, res.output
+        _SOLO["report"] = (tmp / "solo.json").read_bytes()
+        _SOLO["folder"] = tmp / "solo"
+    return _SOLO["report"]
+
+
+@settings(SETTINGS, max_examples=min(EXAMPLES, 200))
+@given(st.sampled_from(["torn", "duplicate", "drop", "garbage"]), st.integers(0, 10**6), st.binary(max_size=40))
+def test_damaged_run_folder_resumes_to_the_solo_report_or_one_line(tmp_path_factory, damage, where, junk) -> None:
+    import shutil
+
+    tmp = tmp_path_factory.mktemp("runfolder")
+    solo = _solo(tmp_path_factory.getbasetemp())
+    run = tmp / "run"
+    shutil.copytree(_SOLO["folder"], run)
+    log = run / "results.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    k = where % len(lines)
+    if damage == "torn":
+        lines[-1] = lines[-1][: max(1, where % len(lines[-1]))].rstrip(b"\n")
+    elif damage == "duplicate":
+        lines.insert(k, lines[k])
+    elif damage == "drop":
+        del lines[k]
+    else:
+        lines.insert(k, junk.replace(b"\n", b" ") + b"\n")
+    log.write_bytes(b"".join(lines))
+    res = runner.invoke(app, [*RUN_ARGS, "--out", str(run), "--json", str(tmp / "again.json")])
+    text = res.stdout + res.stderr
+    assert "Traceback" not in text and res.exit_code in (0, 2), f"exit {res.exit_code}: {text}"
+    if res.exit_code == 0:
+        assert (tmp / "again.json").read_bytes() == solo, damage
+    else:
+        lines = [line for line in res.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    OUTCOMES[f"run folder {damage}: exit {res.exit_code}"] += 1

@@ -74,11 +74,11 @@ class RunFolder:
             raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
         if log.exists():
             cut_torn_tail(log)
-            for n, line in enumerate(log.read_text().splitlines(), 1):
+            for n, raw in enumerate(log.read_bytes().splitlines(), 1):
                 try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # an interrupted write: that mutant is simply redone
+                    rec = json.loads(raw.decode("utf-8"))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    continue  # an interrupted or garbled write: that mutant is simply redone
                 if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
                     raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
                 self.records.setdefault(rec["id"], {}).update(rec)
