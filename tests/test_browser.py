@@ -63,3 +63,23 @@ def test_the_mutation_page_embeds_the_viewer(page, report) -> None:
         page.evaluate("(img) => img.complete && img.naturalWidth > 0", images.nth(i).element_handle())
         for i in range(images.count())
     )
+
+
+def test_the_fuzz_and_coverage_pages_render_with_their_plots(page, tmp_path) -> None:
+    """Every image of the fuzz and coverage pages loads; failures carry their true and predicted labels."""
+    model = str(MODEL)
+    runner = CliRunner()
+    prof = tmp_path / "p.json"
+    assert runner.invoke(app, ["profile", model, "--per-class", "20", "--out", str(prof), "-q"]).exit_code == 0
+    cover = runner.invoke(app, ["cover", model, "--profile", str(prof), "--html", str(tmp_path / "cov"), "-q"])
+    assert cover.exit_code == 0, cover.output
+    fuzz = ["fuzz", model, "--profile", str(prof), "--per-class", "10", "--budget", "200", "--out", str(tmp_path / "f")]
+    assert runner.invoke(app, [*fuzz, "--html", str(tmp_path / "fz"), "-q"]).exit_code == 0
+    for index in (tmp_path / "cov" / "index.html", tmp_path / "fz" / "index.html"):
+        page.goto(index.as_uri())
+        images = page.locator("img")
+        assert images.count() >= 2
+        for i in range(images.count()):
+            assert page.evaluate("(img) => img.complete && img.naturalWidth > 0", images.nth(i).element_handle())
+    captions = page.locator("figcaption").all_inner_texts()
+    assert all(c.startswith("true ") and ", predicted " in c for c in captions)

@@ -60,14 +60,35 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
                 continue
             target = folder / f"{g}-failures"
             target.mkdir(parents=True, exist_ok=True)
-            html += f"<h3>{page.escape(g)}: {len(pngs)} failure image(s) (seed | failing mutant)</h3><p>"
+            labels = _labels(run_dir / f"{g}-failures.npz")
+            html += f"<h3>{page.escape(g)}: {len(pngs)} failure image(s) (seed | failing mutant)</h3><div>"
             for p in pngs[:MAX_IMAGES]:
                 shutil.copyfile(p, target / p.name)
                 src = f"{page.escape(g)}-failures/{page.escape(p.name)}"
-                html += f'<img src="{src}" alt="{page.escape(p.name)}" width="112"> '
-            html += "</p>"
+                caption = labels.get(int(p.stem), "") if p.stem.isdigit() else ""
+                html += (
+                    f'<figure style="display:inline-block;margin:4px"><img src="{src}" alt="{page.escape(p.name)}" '
+                    f'width="112"><figcaption style="font-size:0.8em">{page.escape(caption)}</figcaption></figure>'
+                )
+            html += "</div>"
         if html:
             sections.append(("Failures beside their seeds", html))
     cfg = result.get("config", {})
     line = f"budget {cfg.get('budget')} per guide; {cfg.get('seeds')} seeds; k {cfg.get('k')}; seed {cfg.get('seed')}"
     return page.write(folder, "qmltest fuzzing report", line, sections)
+
+
+def _labels(npz: Path) -> dict[int, str]:
+    """'true 1, predicted 0 (seed 18)' per failure index, from the run folder's failures NPZ."""
+    import numpy as np
+
+    if not npz.is_file():
+        return {}
+    with np.load(npz, allow_pickle=False) as z:
+        if not {"y", "predicted"} <= set(z.files):
+            return {}
+        origin = z["origin"] if "origin" in z.files else [None] * len(z["y"])
+        return {
+            i: f"true {int(t)}, predicted {int(p)}" + ("" if o is None else f" (seed {int(o)})")
+            for i, (t, p, o) in enumerate(zip(z["y"], z["predicted"], origin))
+        }

@@ -28,14 +28,16 @@ def moments(gates: list[list]) -> list[int]:
     return out
 
 
-def circuit_map(result: dict, suite: str, bins: int = 12) -> tuple[np.ndarray, list[str], list[str]]:
-    """Kill rate of the mutants touching each (qubit, depth bin) of the original circuit."""
+def circuit_map(result: dict, suite: str, bins: int = 12) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
+    """Kill rate of the mutants touching each (qubit, depth bin) of the original circuit, and
+    where a surviving mutant touches it."""
     gates = result["circuit"]["gates"]
     n = result["circuit"]["num_qubits"]
     t = moments(gates)
     depth = max(t, default=0) + 1
     bins = max(1, min(bins, depth))
     killed, total = np.zeros((n, bins)), np.zeros((n, bins))
+    survived = np.zeros((n, bins), dtype=bool)
     for m in result["mutants"]:
         v = m["verdicts"].get(suite)
         if v is None:
@@ -44,10 +46,11 @@ def circuit_map(result: dict, suite: str, bins: int = 12) -> tuple[np.ndarray, l
         for q, b in cells:
             total[q, b] += 1
             killed[q, b] += v["killed"]
+            survived[q, b] |= m["status"] == "survived"
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(total > 0, killed / np.where(total > 0, total, 1), np.nan)
     cols = [f"{round(100 * b / bins)}-{round(100 * (b + 1) / bins)}%" for b in range(bins)]
-    return rate, [f"q{q}" for q in range(n)], cols
+    return rate, [f"q{q}" for q in range(n)], cols, survived
 
 
 def qasm_diff(run_dir: Path | None, mid: str) -> list[str] | None:
@@ -166,7 +169,7 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
         sections.append(("Sensitivity by cell (QuanForge RQ2)", html))
     html = ""
     for i, name in enumerate(suites):
-        rate, rws, cls = circuit_map(result, name)
+        rate, rws, cls, survivors_at = circuit_map(result, name)
         html += page.image(
             plots.heatmap(
                 folder,
@@ -176,6 +179,8 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
                 cls,
                 f"{name}: kill rate of mutants touching each qubit and depth",
                 "killed fraction",
+                survivors_at,
+                "a surviving mutant",
             ),
             "circuit map",
         )
