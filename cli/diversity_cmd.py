@@ -15,7 +15,7 @@ from qmltest.data import datasets
 
 @handle_errors
 def diversity(
-    model_path: Path = typer.Option(..., "--model", help="Model whose encoding defines the input states."),
+    model_path: Path = typer.Argument(..., help="Model folder whose encoding defines the input states."),
     data: str = typer.Option(None, help="Dataset name or suite file (default: the model's own data)."),
     split: str = typer.Option("test", help="Split of --data."),
     per_class: int = typer.Option(None, help="Inputs per class (default: all)."),

@@ -126,7 +126,7 @@ def test_gpu_equals_aer() -> None:
     "args",
     [
         ["evaluate", "{m}", "--exact", "--json", "-"],
-        ["diversity", "--model", "{m}", "--json", "-"],
+        ["diversity", "{m}", "--json", "-"],
         ["mutate", "{m}", "--suite", "qml", "--operators", "ALD", "--exact", "--null-copies", "3", "--json", "-"],
     ],
 )

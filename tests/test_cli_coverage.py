@@ -72,7 +72,7 @@ def test_suite_parts_and_shots_sweep(iris_model, tmp_path) -> None:
 
 
 def test_diversity_command(iris_model) -> None:
-    result = runner.invoke(app, ["diversity", "--model", str(iris_model), "--data", "iris", "--json", "-"])
+    result = runner.invoke(app, ["diversity", str(iris_model), "--data", "iris", "--json", "-"])
     assert result.exit_code == 0, result.output
     assert 0.0 <= json.loads(result.output)["js_divergence"] <= 1.0
 

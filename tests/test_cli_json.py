@@ -27,7 +27,7 @@ def _commands(model: str, mutation: str) -> list[list[str]]:
         ["inspect", model, "--json", "-"],
         ["zoo", "list", "--json", "-"],
         ["evaluate", model, "--data", "iris", "--json", "-"],
-        ["diversity", "--model", model, "--data", "iris", "--per-class", "3", "--json", "-"],
+        ["diversity", model, "--data", "iris", "--per-class", "3", "--json", "-"],
         [
             "mutate",
             model,
