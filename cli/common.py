@@ -55,8 +55,8 @@ def command_line() -> list[str]:
 PIPE_WIDTH = 400
 """Columns of tables printed into a pipe or file: wide enough that no column is cut (rich would
 assume 80 and truncate), without padding (tables keep their natural width)."""
-out = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else PIPE_WIDTH)
+out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+err = Console(stderr=True, highlight=False, emoji=False, width=None if sys.stderr.isatty() else PIPE_WIDTH)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -150,3 +150,13 @@ def test_every_simulating_command_reads_its_own_table_of_the_run_config(iris_mod
     assert json.loads(flag.stdout)["samples"] == 9
     bad = runner.invoke(app, ["fuzz", str(iris_model), "--profile", "p.json"])
     assert bad.exit_code == 2 and "unknown key 'budgte' in [fuzz]" in bad.output
+
+
+def test_data_specs_are_never_rendered_as_emoji() -> None:
+    """rich turned 'iris:train:' into a tram emoji in titles and lines; qmltest's consoles print text."""
+    from qmltest_cli.common import err, out
+
+    for console in (out, err):
+        with console.capture() as cap:
+            console.print("iris:train: plain mutation score", markup=False)
+        assert cap.get().strip() == "iris:train: plain mutation score"
