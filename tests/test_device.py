@@ -98,3 +98,85 @@ def test_evaluate_records_the_device_layout() -> None:
     assert dev["device"] == "FakeGuadalupeV2" and dev["device_qubits"] == 16
     assert len(dev["layout"]) == 4 and len(set(dev["readout_physical_qubits"])) == 4
     assert set(dev["gates"]) <= {"cx", "rz", "sx", "x", "ecr", "barrier"} and dev["calibration"]
+
+
+def _vqc(weights: np.ndarray | None, tmp: Path, name: str, circuit=None, measure=None) -> Path:
+    """A VQC-like model (ZZ feature map + RealAmplitudes, readout x % 3) imported and saved."""
+    from qiskit.circuit.library import real_amplitudes, zz_feature_map
+
+    from qmltest.interop import from_circuit
+
+    fm, an = zz_feature_map(4), real_amplitudes(4, reps=1)
+    qc = circuit if circuit is not None else fm.compose(an)
+    inputs = [p for p in qc.parameters if p.name.startswith("x")]
+    model = from_circuit(qc, weights, inputs, readout="modulo", classes=[0, 1, 2], measure=measure)
+    model.save(tmp / name)
+    return tmp / name
+
+
+def test_diff_finds_the_inputs_two_weight_sets_change(tmp_path) -> None:
+    """Two exports of one VQC with different weights: `diff` names exactly the inputs whose
+    predicted class differs by Qiskit's own Statevector of the two bound circuits."""
+    import json
+
+    from qiskit.circuit.library import real_amplitudes, zz_feature_map
+    from qiskit.quantum_info import Statevector
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    fm, an = zz_feature_map(4), real_amplitudes(4, reps=1)
+    w1 = np.linspace(-1.0, 1.0, an.num_parameters)
+    w2 = w1.copy()
+    w2[3] += 0.8
+    a, b = _vqc(w1, tmp_path, "a"), _vqc(w2, tmp_path, "b")
+    x = np.random.default_rng(4).uniform(0, np.pi, (40, 4))
+    np.savetxt(tmp_path / "x.csv", np.c_[x, np.zeros(40)], delimiter=",")
+    res = CliRunner().invoke(app, ["diff", str(a), str(b), "--data", str(tmp_path / "x.csv"), "--json", "-"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+
+    def predicted(w: np.ndarray) -> np.ndarray:
+        qc = fm.compose(an)
+        out = []
+        for row in x:
+            bound = qc.assign_parameters(dict(zip(list(fm.parameters) + list(an.parameters), [*row, *w])))
+            p = Statevector(bound).probabilities()
+            out.append(int(np.argmax([p[np.arange(16) % 3 == c].sum() for c in range(3)])))
+        return np.array(out)
+
+    changed = np.flatnonzero(predicted(w1) != predicted(w2))
+    assert len(changed) > 0 and doc["disagree"] == len(changed)
+    assert sorted(row["index"] for row in doc["inputs_that_disagree"]) == changed.tolist()
+
+
+def test_diff_catches_a_readout_that_ignores_the_final_layout(tmp_path) -> None:
+    """qiskit-machine-learning #1040 built on purpose: the circuit transpiled to FakeManilaV2 and
+    read on the logical qubit indices instead of the final layout's; `diff` against the untranspiled
+    model finds the damage, while the same import read through the layout agrees everywhere."""
+    import json
+
+    from qiskit.circuit.library import real_amplitudes, zz_feature_map
+    from qiskit.transpiler import generate_preset_pass_manager
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    from qmltest.simulate import device
+
+    fm, an = zz_feature_map(4), real_amplitudes(4, reps=1)
+    w = np.linspace(-1.0, 1.0, an.num_parameters)
+    bound = fm.compose(an).assign_parameters(dict(zip(an.parameters, w)))
+    pm = generate_preset_pass_manager(optimization_level=1, backend=device.backend("FakeManilaV2"), seed_transpiler=3)
+    tqc = pm.run(bound)
+    final = tqc.layout.final_index_layout()
+    assert final[:4] != [0, 1, 2, 3]  # a non-trivial layout, as on hardware
+    ideal = _vqc(None, tmp_path, "ideal", circuit=bound)
+    wrong = _vqc(None, tmp_path, "wrong", circuit=tqc.remove_final_measurements(inplace=False), measure=[0, 1, 2, 3])
+    right = _vqc(None, tmp_path, "right", circuit=tqc.remove_final_measurements(inplace=False), measure=final[:4])
+    x = np.random.default_rng(5).uniform(0, np.pi, (40, 4))
+    np.savetxt(tmp_path / "x.csv", np.c_[x, np.zeros(40)], delimiter=",")
+    runner = CliRunner()
+    for other, expect_damage in ((wrong, True), (right, False)):
+        res = runner.invoke(app, ["diff", str(ideal), str(other), "--data", str(tmp_path / "x.csv"), "--json", "-"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert (doc["disagree"] > 0) == expect_damage and (doc["tvd_max"] > 1e-6) == expect_damage
