@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
+import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
@@ -104,3 +106,5 @@ def test_cover_junit_has_a_case_per_criterion_and_fails_the_gated_one(iris_model
     assert set(cases) == {"ksc", "scc", "tsc"} and root.get("tests") == "3" and root.get("failures") == "1"
     assert cases["ksc"].find("failure").text == f"ksc {100 * ksc:.2f}% < 100.00%"
     assert cases["tsc"].find("failure") is None
+    xmlschema = pytest.importorskip("xmlschema")
+    xmlschema.XMLSchema(Path(__file__).parent / "fixtures" / "junit.xsd").validate(tmp_path / "c.xml")

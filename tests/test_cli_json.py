@@ -77,6 +77,8 @@ def test_junit_and_baseline_comparison(iris_model, tmp_path) -> None:
     survived = sum(m["status"] == "survived" for m in report["mutants"])
     scored = sum(m["status"] in ("killed", "survived", "undecided") for m in report["mutants"])
     assert root.tag == "testsuites" and len(cases) == scored == int(root.get("tests"))
+    xmlschema = pytest.importorskip("xmlschema")
+    xmlschema.XMLSchema(Path(__file__).parent / "fixtures" / "junit.xsd").validate(tmp_path / "a.xml")
     assert int(root.get("failures")) == survived == len(root.findall("./testsuite/testcase/failure"))
     b = runner.invoke(app, [*base, "--test", "iris:test", "--per-class", "3", "--json", str(tmp_path / "b.json")])
     assert b.exit_code == 0, b.output
