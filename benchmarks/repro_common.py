@@ -150,3 +150,37 @@ def _bars(t: Table, path: Path, ours: str, paper: str, label: Callable[[dict], s
 
 def _cell(v: object) -> str:
     return "-" if v is None else str(v)
+
+
+PROVENANCE_GLOBS = (
+    "qmltest/**/*.py",
+    "qmltest/schemas/*.json",
+    "benchmarks/repro*.py",
+    "benchmarks/qml_mutation.py",
+    "data/models/*/model.qasm",
+    "data/models/*/model.json",
+)
+"""What a reproduced table depends on: the library, the scripts, the shipped models."""
+
+
+def code_digest(root: Path = Path(".")) -> str:
+    """sha256 over the files a table depends on (path and bytes, sorted): a committed table whose
+    digest differs from the working tree's was made by other code (tests/test_reproduce.py)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted({p for pattern in PROVENANCE_GLOBS for p in root.glob(pattern)}):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def commit(root: Path = Path(".")) -> str:
+    """The commit the tables were made at, '+dirty' when tracked files differ from it."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "-uno"], cwd=root, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip()[:12] + ("+dirty" if dirty.stdout.strip() else "")

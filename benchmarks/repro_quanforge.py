@@ -30,12 +30,16 @@ WEAK, STRONG = ("hconf", "skewed", "small"), ("lconf", "ood", "aug", "adv")
 KINDS = ("ori",) + WEAK + STRONG
 
 
-def _suite_data(model: artifact.Model, kinds: tuple[str, ...], per_class: int) -> tuple[list[Data], dict]:
-    """The suites of Table 3 (QuanForge Sec. 4.3.1) from the whole MNIST sample, seed 0: Data per kind
-    and (size, mean confidence of the true class) per kind. OOD draws from the digits the model
-    does not classify."""
-    ds = datasets.load("mnist")
-    inside = np.flatnonzero(np.isin(ds.y, model.classes))
+def _reference_and_suites(
+    model: artifact.Model, kinds: tuple[str, ...], ref_per_class: int, per_class: int
+) -> tuple[Data, list[Data], dict]:
+    """The reference set (training split, seed 0) and the suites of Table 3 (QuanForge Sec. 4.3.1)
+    from the rest of the MNIST sample: disjoint, as the paper keeps them (the reference decides which
+    mutants are effective; the suites score them). Per kind (size, mean confidence of the true class);
+    OOD draws from the digits the model does not classify."""
+    ds, ref_idx = datasets.select_indices("mnist", "train", model.classes, ref_per_class, 0)
+    ref = Data("reference", model.encode(ds.x[ref_idx]), label_indices(model, ds.y[ref_idx]))
+    inside = np.setdiff1d(np.flatnonzero(np.isin(ds.y, model.classes)), ref_idx)
     others = ds.x[~np.isin(ds.y, model.classes)]
     bounds = (float(min(0.0, ds.x.min())), float(ds.x.max()))
     data, conf = [], {}
@@ -45,7 +49,7 @@ def _suite_data(model: artifact.Model, kinds: tuple[str, ...], per_class: int) -
         )
         conf[kind] = (len(sy), float(suites.confidence(model, sx, sy).mean()))
         data.append(Data(kind, model.encode(sx), label_indices(model, sy)))
-    return data, conf
+    return ref, data, conf
 
 
 def quanforge_table3(size: Size) -> Table:
@@ -60,9 +64,7 @@ def quanforge_table3(size: Size) -> Table:
     )
     name = "qcl"
     model = artifact.load(MODELS / ZOO[name])
-    x, y = datasets.select("mnist", "train", model.classes, size.profile, 0)
-    ref = Data("reference", model.encode(x), label_indices(model, y))
-    data, conf = _suite_data(model, KINDS, size.qf_per_class)
+    ref, data, conf = _reference_and_suites(model, KINDS, size.profile, size.qf_per_class)
     opts = pipeline.Options(
         operators=size.qf_operators, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=size.qf_settings
     )
@@ -93,7 +95,8 @@ def quanforge_table3(size: Size) -> Table:
     t.notes.append(
         f"{effective} effective mutants of operators {', '.join(size.qf_operators) or 'all nine'} "
         f"(reference: {size.profile} training inputs per class), "
-        f"suites of {size.qf_per_class} inputs per class from the whole MNIST sample, {size.qf_repeats} repeats x "
+        f"suites of {size.qf_per_class} inputs per class from the MNIST sample less the reference inputs "
+        f"(disjoint), {size.qf_repeats} repeats x "
         f"{size.qf_shots} shots, statistical killing (alpha 0.05). OOD and Adv replace half of an Ori suite by "
         "digits the model does not classify (labelled by its prediction) / by FGSM inputs (epsilon 64/255) it still "
         "classifies correctly; Aug holds augmented inputs it still classifies correctly. Tolerance 0.1."
@@ -398,9 +401,7 @@ def _suites_run(
     """One QuanForge search on QCL (per cell, if given) and the scores of the given suites (sizes and
     seeds as Table 3)."""
     model = artifact.load(MODELS / ZOO["qcl"])
-    x, y = datasets.select("mnist", "train", model.classes, size.profile, 0)
-    ref = Data("reference", model.encode(x), label_indices(model, y))
-    data, _ = _suite_data(model, kinds, size.qf_per_class)
+    ref, data, _ = _reference_and_suites(model, kinds, size.profile, size.qf_per_class)
     ops = size.qf_operators if operators is None else operators
     opts = pipeline.Options(operators=ops, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=settings)
     res, _ = pipeline.run(model, data, opts, ref, cells=cells, where=parallel.plan(size.workers))
@@ -520,9 +521,7 @@ def quanforge_table9(size: Size) -> Table:
     settings = replace(size.qf_settings, k_max=1 if size.quick else 2, i=3)
     noise = load(config)
     per_class = max(5, size.qf_per_class // 4)
-    x, y = datasets.select("mnist", "train", model.classes, per_class, 0)
-    ref = Data("reference", model.encode(x), label_indices(model, y))
-    data, _ = _suite_data(model, kinds, per_class)
+    ref, data, _ = _reference_and_suites(model, kinds, per_class, per_class)
     opts = pipeline.Options(
         operators=operators, repeats=size.qf_repeats, shots=size.qf_shots, seed=1, settings=settings
     )

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from repro_common import FULL, QUICK, Size, Table, _cell
+from repro_common import FULL, QUICK, Size, Table, _cell, code_digest, commit
 from repro_qcov import qcov_attacks, qcov_fuzzing, qcov_sampling, qcov_table3, qcov_table6, qcov_table9
 from repro_qml import qml_tables
 from repro_quanforge import (
@@ -33,12 +33,14 @@ from repro_quanforge import (
 from qmltest import report
 
 
-def write(t: Table, out: Path, command: str) -> None:
+def write(t: Table, out: Path, command: str, provenance: dict | None = None) -> None:
     folder = out / t.paper
     folder.mkdir(parents=True, exist_ok=True)
     rows = [{c: r.get(c) for c in t.columns} for r in t.rows]
     report.write_text_atomic(folder / f"{t.name}.csv", report.to_csv(rows))
-    md = [f"# {t.title}", "", f"Claim tested: {t.claim}.", "", f"Command: `{command}` ({t.seconds:.0f} s)", ""]
+    prov = provenance or {}
+    made = f" at commit {prov['commit']}, code sha256 {prov['code_sha256'][:12]}" if prov else ""
+    md = [f"# {t.title}", "", f"Claim tested: {t.claim}.", "", f"Command: `{command}` ({t.seconds:.0f} s){made}", ""]
     md += ["| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
     md += ["| " + " | ".join(_cell(r.get(c)) for c in t.columns) + " |" for r in t.rows]
     md += ["", *t.notes, ""]
@@ -47,6 +49,7 @@ def write(t: Table, out: Path, command: str) -> None:
         t.plot(t, folder / f"{t.name}.png")
     meta = {"paper": t.paper, "name": t.name, "title": t.title, "claim": t.claim, "seconds": round(t.seconds, 1)}
     meta |= {"keys": list(t.keys), "ours": t.ours, "theirs": t.theirs, "command": command, "rows": rows}
+    meta |= prov
     report.write_text_atomic(folder / f"{t.name}.json", report.to_json(meta))
 
 
@@ -87,6 +90,12 @@ def index(out: Path, command: str, seconds: float | None, findings: str) -> None
         "(no paper number).",
         "",
     ]
+    made = sorted({(t.get("commit", "unknown"), t.get("code_sha256", "")[:12]) for t in tables})
+    lines += [
+        "Made at " + "; ".join(f"commit {c} (code sha256 {h or 'not recorded'})" for c, h in made) + ": "
+        "`tests/test_reproduce.py` (make test-slow) fails when the code these tables depend on has changed since.",
+        "",
+    ]
     for t in sorted(tables, key=lambda t: (order.get(t["paper"], 9), t["name"])):
         lines += [f"## {t['paper']}: {t['title']}", ""]
         lines += [f"File: `{t['paper']}/{t['name']}.md` ({t['seconds']:.0f} s). Claim: {t['claim']}.", ""]
@@ -116,13 +125,14 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"unknown table(s) {unknown}; choose from {', '.join(TABLES)}")
     size = QUICK if quick else FULL
     command = "make reproduce-quick" if quick else "make reproduce"
+    provenance = {"commit": commit(), "code_sha256": code_digest()}  # taken before any table runs
     start = time.perf_counter()
     done = []
     for name in only:
         t0 = time.perf_counter()
         table = TABLES[name](size)
         table.seconds = time.perf_counter() - t0
-        write(table, out, command)
+        write(table, out, command, provenance)
         done.append(table)
         print(
             f"{name}: {len(table.rows)} rows in {table.seconds:.0f} s -> {out / table.paper / table.name}.md",

@@ -66,3 +66,24 @@ def test_reproduce_quick_writes_every_table_and_the_index(tmp_path) -> None:
         assert rows and all(r["verdict"] in VERDICTS for r in rows)
         assert f"`{md}`" in index
     assert "make reproduce-quick" in index and "reduced sizes" in index
+
+
+@pytest.mark.slow
+def test_committed_results_were_made_by_this_code() -> None:
+    """Every committed table records the digest of the code it depends on; it must be the working
+    tree's (rerun `make reproduce` after changing the library, the scripts or the models)."""
+    import json
+
+    tables = sorted((ROOT / "results").glob("*/*.json"))
+    assert tables
+    now = repro_common.code_digest(ROOT)
+    stale = [p.name for p in tables if json.loads(p.read_text()).get("code_sha256") != now]
+    assert not stale, f"results made by other code: {stale}"
+
+
+def test_the_code_digest_sees_a_change(tmp_path) -> None:
+    (tmp_path / "qmltest").mkdir()
+    (tmp_path / "qmltest" / "a.py").write_text("x = 1\n")
+    before = repro_common.code_digest(tmp_path)
+    (tmp_path / "qmltest" / "a.py").write_text("x = 2\n")
+    assert repro_common.code_digest(tmp_path) != before

@@ -204,6 +204,19 @@ def select(
     `spec` is one dataset spec for every command: ``name[:split]`` (a split in the spec wins over
     `split`) or a file, which is used whole.
     """
+    ds, idx = select_indices(spec, split, classes, per_class, seed)
+    return ds.x[idx], ds.y[idx]
+
+
+def select_indices(
+    spec: str,
+    split: str = "all",
+    classes: list[int] | None = None,
+    per_class: int | None = None,
+    seed: int = 0,
+) -> tuple[Dataset, np.ndarray]:
+    """`select` as (the whole data set, the chosen row indices): what callers that must keep two
+    selections disjoint (a reference set and test suites, QuanForge Sec. 3.1) need."""
     spec, split = parse_spec(spec, default_split=split)
     if per_class is not None and per_class < 1:
         raise InputError(f"--per-class must be at least 1, got {per_class}")
@@ -219,16 +232,16 @@ def select(
                 f"{spec}: {int((~keep).sum())} of {len(idx)} rows have labels {others[:5]} that are not classes "
                 f"of the model ({classes}): left out",
                 DataWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         idx = idx[keep]
         if len(idx) == 0:
             raise InputError(f"{spec}: no samples of the model's class(es) {classes} in split '{split}'")
     if per_class is not None:
         rng = np.random.default_rng(seed)
-        keep = []
+        keep_idx = []
         for label in np.unique(ds.y[idx]):
             group = idx[ds.y[idx] == label]
-            keep.append(np.sort(rng.choice(group, size=min(per_class, len(group)), replace=False)))
-        idx = np.sort(np.concatenate(keep))
-    return ds.x[idx], ds.y[idx]
+            keep_idx.append(np.sort(rng.choice(group, size=min(per_class, len(group)), replace=False)))
+        idx = np.sort(np.concatenate(keep_idx))
+    return ds, idx
