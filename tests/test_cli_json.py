@@ -47,8 +47,26 @@ def _commands(model: str, mutation: str) -> list[list[str]]:
     ]
 
 
-def test_every_json_to_stdout_is_one_document_alone(iris_model, mutation_json) -> None:
-    for argv in _commands(str(iris_model), mutation_json):
+def _more_commands(model: str, tmp: Path) -> list[list[str]]:
+    """cover, fuzz, diff and import too: every command with --json (issue 30)."""
+    from qiskit import qasm3
+    from qiskit.circuit.library import real_amplitudes, z_feature_map
+
+    prof = tmp / "p.json"
+    made = runner.invoke(app, ["profile", model, "--data", "iris", "--per-class", "10", "--out", str(prof), "-q"])
+    assert made.exit_code == 0, made.output
+    fm, an = z_feature_map(2), real_amplitudes(2, reps=1)
+    (tmp / "c.qasm").write_text(qasm3.dumps(fm.compose(an).assign_parameters(dict(zip(an.parameters, [0.1] * 4)))))
+    return [
+        ["cover", model, "--profile", str(prof), "--data", "iris", "--json", "-"],
+        ["fuzz", model, "--profile", str(prof), "--seeds", "iris", "--budget", "20", "--guide", "ksc", "--json", "-"],
+        ["diff", model, "--data", "iris", "--target-b", "noise:configs/noise/depolarizing-1pct.toml", "--json", "-"],
+        ["import", str(tmp / "c.qasm"), "--out", str(tmp / "imported"), "--classes", "0,1", "--json", "-"],
+    ]
+
+
+def test_every_json_to_stdout_is_one_document_alone(iris_model, mutation_json, tmp_path) -> None:
+    for argv in _commands(str(iris_model), mutation_json) + _more_commands(str(iris_model), tmp_path):
         res = runner.invoke(app, argv)
         assert res.exit_code == 0, (argv, res.output)
         doc = json.loads(res.stdout)  # fails on anything before or after the document
