@@ -184,3 +184,49 @@ def commit(root: Path = Path(".")) -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip()[:12] + ("+dirty" if dirty.stdout.strip() else "")
+
+
+ALPHA = 0.05
+
+
+def kill_units(res: dict, suite: str, operators: tuple[str, ...] | None = None) -> dict[tuple[str, str], bool]:
+    """(mutant id, class) -> killed by `suite`: the units of a class-level mutation score, over the
+    mutants the suite decided (undecided ones left out)."""
+    classes = [str(c) for c in res["meta"]["classes"]]
+    out = {}
+    for m in res["mutants"]:
+        v = m["verdicts"].get(suite)
+        if v is None or v.get("undecided") or (operators and m["operator"] not in operators):
+            continue
+        killed = {str(c) for c in v["killed_classes"]}
+        out.update({(m["id"], c): c in killed for c in classes})
+    return out
+
+
+def paired_test(res: dict, a: str, b: str, operators: tuple[str, ...] | None = None) -> tuple[bool, float]:
+    """Does suite `a` kill more than `b` on the same (mutant, class) units, and McNemar's exact
+    two-sided p of the difference (discordant units only)."""
+    from scipy.stats import binomtest
+
+    ua, ub = kill_units(res, a, operators), kill_units(res, b, operators)
+    keys = ua.keys() & ub.keys()
+    only_a = sum(ua[k] and not ub[k] for k in keys)
+    only_b = sum(ub[k] and not ua[k] for k in keys)
+    p = binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
+    return only_a > only_b, float(p)
+
+
+def tested(comparisons: list[tuple[bool, float]], close: bool | None, alpha: float = ALPHA) -> str:
+    """The verdict of a claim made of ordered comparisons, each (claimed direction seen, p), Holm
+    over them: 'differs' when one is significant against the claim, reproduced / same direction when
+    every one is significant for it, 'inconclusive' otherwise (the data cannot tell)."""
+    from qmltest.mutation.criteria import adjust
+
+    if not comparisons:
+        return "ours only"
+    adjusted = adjust([p for _, p in comparisons], "holm")
+    if any(not holds and p < alpha for (holds, _), p in zip(comparisons, adjusted)):
+        return "differs"
+    if all(holds and p < alpha for (holds, _), p in zip(comparisons, adjusted)):
+        return "reproduced" if close else "same direction"
+    return "inconclusive"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-from repro_common import MODELS, ZOO, Size, Table, _bars, pct, verdict
+from repro_common import MODELS, ZOO, Size, Table, _bars, paired_test, pct, tested, verdict
 
 from qmltest import artifact, parallel, suites
 from qmltest.data import datasets
@@ -60,7 +60,7 @@ def quanforge_table3(size: Size) -> Table:
         "QuanForge Table 3 (MNIST, QCL): mutation scores of Ori and the weak (HConf, Skewed, Small) and strong (LConf) "
         "suites",
         "weak suites score below Ori, strong suites above: HConf, Skewed, Small < Ori < LConf, OOD, Aug, Adv",
-        ["model", "suite", "inputs", "mean confidence", "score", "score paper", "null kill rate", "verdict"],
+        ["model", "suite", "inputs", "mean confidence", "score", "score paper", "null kill rate", "p", "verdict"],
     )
     name = "qcl"
     model = artifact.load(MODELS / ZOO[name])
@@ -73,12 +73,12 @@ def quanforge_table3(size: Size) -> Table:
     scores = {k: res["suites"][k]["mutation_score"] for k in conf}
     for kind in conf:
         score, paper = scores[kind], QUANFORGE_TABLE3[name][kind]
-        if kind == "ori":
-            holds = all(scores[w] <= score for w in WEAK) and all(scores[s] >= score for s in STRONG)
+        if kind == "ori":  # Ori above every weak suite and below every strong one
+            comparisons = [paired_test(res, "ori", w) for w in WEAK] + [paired_test(res, s, "ori") for s in STRONG]
         elif kind in STRONG:
-            holds = score >= scores["ori"]
+            comparisons = [paired_test(res, kind, "ori")]
         else:
-            holds = score <= scores["ori"]
+            comparisons = [paired_test(res, "ori", kind)]
         t.rows.append(
             {
                 "model": name,
@@ -88,7 +88,8 @@ def quanforge_table3(size: Size) -> Table:
                 "score": None if score is None else round(score, 4),
                 "score paper": paper,
                 "null kill rate": round(res["suites"][kind]["null_control_kill_rate"], 3),
-                "verdict": verdict(holds, score is not None and abs(score - paper) <= 0.1),
+                "p": round(max(p for _, p in comparisons), 4),
+                "verdict": tested(comparisons, score is not None and abs(score - paper) <= 0.1),
             }
         )
     effective = sum(v["effective"] for v in res["generation"]["cells"]["all"].values())
@@ -99,7 +100,9 @@ def quanforge_table3(size: Size) -> Table:
         f"(disjoint), {size.qf_repeats} repeats x "
         f"{size.qf_shots} shots, statistical killing (alpha 0.05). OOD and Adv replace half of an Ori suite by "
         "digits the model does not classify (labelled by its prediction) / by FGSM inputs (epsilon 64/255) it still "
-        "classifies correctly; Aug holds augmented inputs it still classifies correctly. Tolerance 0.1."
+        "classifies correctly; Aug holds augmented inputs it still classifies correctly. Tolerance 0.1. Each claimed "
+        "ordering is McNemar's exact test on the same (mutant, class) kill decisions of the two suites, Holm over a "
+        "row's comparisons; p is the largest raw p of the row; 'inconclusive' when not significant at 5%."
     )
     t.plot = lambda tab, path: _bars(tab, path, "score", "score paper", lambda r: r["suite"])
     t.keys, t.ours, t.theirs = ("model", "suite"), "score", "score paper"
@@ -508,7 +511,7 @@ def quanforge_table9(size: Size) -> Table:
         "random positions with probability 1%",
         "under noise every strong suite (LConf, OOD, Aug, Adv) still scores above every weak one (HConf, Skewed, "
         "Small), and HConf lowest",
-        ["group", "suite", "mutants", "score", "score paper", "verdict"],
+        ["group", "suite", "mutants", "score", "score paper", "p", "verdict"],
     )
     kinds = KINDS
     model = artifact.load(MODELS / ZOO[NOISY_MODEL])
@@ -538,11 +541,15 @@ def quanforge_table9(size: Size) -> Table:
         if not total:  # the quick run mutates with one operator only
             continue
         known = [scores[k] for k in kinds]
-        holds: dict[str, bool | None] = dict.fromkeys(kinds)
-        if all(v is not None for v in known):
-            weak, strong = max(scores[k] for k in WEAK), min(scores[k] for k in STRONG)  # type: ignore[type-var]
-            holds = {k: scores[k] > weak if k in STRONG else scores[k] < strong for k in kinds}  # type: ignore[operator]
-            holds["ori"] = scores["hconf"] == min(known)
+        comparisons: dict[str, list] = dict.fromkeys(kinds, [])
+        if all(v is not None for v in known):  # a strong suite beats every weak one, a weak one loses to every strong
+            for k in kinds:
+                if k in STRONG:
+                    comparisons[k] = [paired_test(res, k, w, ops) for w in WEAK]
+                elif k in WEAK:
+                    comparisons[k] = [paired_test(res, s, k, ops) for s in STRONG]
+                else:  # Ori's row: HConf scores lowest of all
+                    comparisons[k] = [paired_test(res, o, "hconf", ops) for o in kinds if o != "hconf"]
         for i, kind in enumerate(kinds):
             score, paper = scores[kind], QUANFORGE_TABLE9[group][i]
             t.rows.append(
@@ -552,7 +559,8 @@ def quanforge_table9(size: Size) -> Table:
                     "mutants": total,
                     "score": None if score is None else round(score, 4),
                     "score paper": paper,
-                    "verdict": verdict(holds[kind], score is not None and abs(score - paper) <= 0.15),
+                    "p": round(max((p for _, p in comparisons[kind]), default=1.0), 4),
+                    "verdict": tested(comparisons[kind], score is not None and abs(score - paper) <= 0.15),
                 }
             )
     effective = sum(v["effective"] for v in res["generation"]["cells"]["all"].values())
@@ -564,7 +572,9 @@ def quanforge_table9(size: Size) -> Table:
         f"{per_class} inputs per class, {size.qf_repeats} repeats x {size.qf_shots} shots, operators "
         f"{', '.join(operators)} (one per group; search k_max {settings.k_max}, i {settings.i}), class-level "
         "scores per operator group, suites built as in Table 3. A strong suite's row holds when it beats every weak "
-        "suite, a weak suite's when it stays below every strong one, Ori's when HConf is lowest. Tolerance 0.15."
+        "suite, a weak suite's when it stays below every strong one, Ori's when HConf is lowest. Tolerance 0.15. "
+        "Each ordering is McNemar's exact test on the same (mutant, class) kill decisions, Holm over a row's "
+        "comparisons; p is the row's largest raw p; 'inconclusive' when the data cannot tell at 5%."
     )
     t.plot = lambda tab, path: _bars(tab, path, "score", "score paper", lambda r: f"{r['group']}\n{r['suite']}")
     t.keys, t.ours, t.theirs = ("group", "suite"), "score", "score paper"

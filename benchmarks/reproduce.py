@@ -87,7 +87,9 @@ def index(out: Path, command: str, seconds: float | None, findings: str) -> None
         "machine (2 cores); each table's time is beside it. Each "
         "table's file gives the exact sizes, the claim tested and notes. Verdicts: reproduced (within tolerance, "
         "claim holds), same direction (claim holds, numbers differ), differs (claim does not hold here), ours only "
-        "(no paper number).",
+        "(no paper number), inconclusive (the claimed ordering is not significant at 5%: QuanForge Tables 3 and 9 "
+        "test every ordering, McNemar on paired kill decisions with Holm; the other tables still compare point "
+        "estimates).",
         "",
     ]
     made = sorted({(t.get("commit", "unknown"), t.get("code_sha256", "")[:12]) for t in tables})

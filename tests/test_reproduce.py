@@ -18,7 +18,7 @@ import repro_qml  # noqa: E402
 import repro_quanforge  # noqa: E402
 import reproduce  # noqa: E402
 
-VERDICTS = {"reproduced", "same direction", "differs", "ours only"}
+VERDICTS = {"reproduced", "same direction", "differs", "ours only", "inconclusive"}
 
 
 def test_verdict_rules() -> None:
@@ -26,6 +26,28 @@ def test_verdict_rules() -> None:
     assert repro_common.verdict(True, False) == "same direction"
     assert repro_common.verdict(False, True) == "differs"  # close numbers do not rescue a failed claim
     assert repro_common.verdict(None, False) == "ours only"
+
+
+def test_tested_verdicts_need_significance_and_a_claim_against_is_differs() -> None:
+    assert repro_common.tested([(True, 0.001), (True, 0.002)], True) == "reproduced"
+    assert repro_common.tested([(True, 0.001)], False) == "same direction"
+    assert repro_common.tested([(True, 0.001), (True, 0.4)], True) == "inconclusive"  # one ordering unclear
+    assert repro_common.tested([(False, 0.26)], True) == "inconclusive"  # Adv below Ori, not significantly
+    assert repro_common.tested([(True, 0.001), (False, 0.001)], True) == "differs"
+    assert repro_common.tested([(True, 0.03), (True, 0.03)], True) == "inconclusive"  # Holm: 0.06 and 0.06
+
+
+def test_paired_test_counts_discordant_units() -> None:
+    """McNemar on (mutant, class) units: 12 units killed by a only, 1 by b only -> a higher, p < 0.01."""
+    kills = [([0], [])] * 12 + [([], [1])] + [([1], [1])] * 7  # (a's killed classes, b's) per mutant
+    mutants = [
+        {"id": f"m{i}", "operator": "PF", "verdicts": {"a": {"killed_classes": a}, "b": {"killed_classes": b}}}
+        for i, (a, b) in enumerate(kills)
+    ]
+    res = {"meta": {"classes": [0, 1]}, "mutants": mutants}
+    higher, p = repro_common.paired_test(res, "a", "b")
+    assert higher and abs(p - 2 * 14 / 2**13) < 1e-12  # exact binomial: 2 P(X <= 1) = 2 (1 + 13) / 2^13
+    assert repro_common.paired_test(res, "a", "a") == (False, 1.0)
 
 
 def test_paper_values_are_the_published_ones() -> None:
