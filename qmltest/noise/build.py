@@ -208,12 +208,19 @@ def apply_readout(probs: np.ndarray, cfg: NoiseConfig) -> np.ndarray:
     p01, p10 = float(cfg.get("readout", "p01", 0.0) or 0.0), float(cfg.get("readout", "p10", 0.0) or 0.0)
     if p01 == 0 and p10 == 0:
         return probs
-    conf = np.array([[1 - p01, p10], [p01, 1 - p10]])
+    conf = np.array([[1 - p01, p10], [p01, 1 - p10]])  # column j: what prepared j is read as
     m = int(np.log2(probs.shape[1]))
+    return confused(probs, [conf.T] * m)
+
+
+def confused(probs: np.ndarray, matrices: list[np.ndarray]) -> np.ndarray:
+    """Apply per-qubit readout confusion P(read j | prepared i) (row i) to probabilities over m
+    qubits (bit b of the index = qubit b of `matrices`)."""
+    m = len(matrices)
     t = probs.reshape((len(probs),) + (2,) * m)
-    for q in range(m):
-        axis = m - q  # qubit q is axis m - q (axis 0 is the batch)
-        t = np.moveaxis(np.tensordot(t, conf, axes=([axis], [1])), -1, axis)
+    for b, conf in enumerate(matrices):
+        axis = m - b  # qubit b is axis m - b (axis 0 is the batch)
+        t = np.moveaxis(np.tensordot(t, conf, axes=([axis], [0])), -1, axis)
     return t.reshape(probs.shape)
 
 

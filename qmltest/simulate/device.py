@@ -14,6 +14,7 @@ qubit's confusion matrix from `NoiseModel.from_backend`.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from qiskit import QuantumCircuit
 from qiskit.circuit import Parameter
 
 from qmltest.errors import InputError
+from qmltest.noise import build
 
 TRANSPILED: OrderedDict[tuple, Transpiled] = OrderedDict()
 CACHE = 16  # transpiled circuits kept (a mutation run asks for the same few again and again)
@@ -87,15 +89,32 @@ def transpiled(circuit: QuantumCircuit, measured: list[int], name: str, seed: in
 def readout_confusion(name: str, qubits: tuple[int, ...]) -> list[np.ndarray]:
     """Per physical qubit, the 2x2 matrix P(read j | prepared i) of the device's readout error
     (identity where the backend states none)."""
+    found = _readout_errors(name)
+    return [found.get((q,), np.eye(2)) for q in qubits]
+
+
+@functools.cache
+def _readout_errors(name: str) -> dict[tuple[int, ...], np.ndarray]:
+    """The device's readout errors by qubit, read once per device: building its NoiseModel took
+    0.14-0.31 s, paid on every call (every mutant and null copy) before."""
     from qiskit_aer.noise import NoiseModel
 
-    model = NoiseModel.from_backend(backend(name))
     found = {}
-    for err in model.to_dict().get("errors", []):
+    for err in NoiseModel.from_backend(backend(name)).to_dict().get("errors", []):
         if err.get("type") == "roerror":
             for gq in err.get("gate_qubits", []):
                 found[tuple(gq)] = np.asarray(err["probabilities"], dtype=float)
-    return [found.get((q,), np.eye(2)) for q in qubits]
+    return found
+
+
+@functools.cache
+def _simulator(name: str, density: bool, seed: int) -> object:
+    """AerSimulator.from_backend for the device, made once per (device, method, seed)."""
+    from qiskit_aer import AerSimulator
+
+    return AerSimulator.from_backend(
+        backend(name), method="density_matrix" if density else "statevector", seed_simulator=seed
+    )
 
 
 def probabilities(
@@ -109,7 +128,6 @@ def probabilities(
     trajectories: int = 200,
 ) -> np.ndarray:
     """Probabilities (N, 2^m) over the measured logical qubits, on the device (module docstring)."""
-    from qiskit_aer import AerSimulator
 
     from qmltest.simulate import aer
     from qmltest.simulate.noisy import density_fits
@@ -121,25 +139,12 @@ def probabilities(
         )
     t = transpiled(circuit, measured, name, seed)
     density = density_fits(t.active)
-    sim = AerSimulator.from_backend(
-        backend(name), method="density_matrix" if density else "statevector", seed_simulator=seed
-    )
+    sim = _simulator(name, density, seed)
     shots = 1 if density else trajectories
     own = {p.name: p for p in t.circuit.parameters}  # Qiskit parameters compare by identity, names by text
     bound = [own.get(p.name, p) for p in inputs]
     probs = aer.run_batch(sim, t.circuit, list(t.measured), bound, encoded, False, density, shots, transpiled=True)
-    return confused(probs, readout_confusion(name, t.measured))
-
-
-def confused(probs: np.ndarray, matrices: list[np.ndarray]) -> np.ndarray:
-    """Apply per-qubit readout confusion P(read j | prepared i) to probabilities over m qubits
-    (bit b of the index = qubit b of `matrices`)."""
-    m = len(matrices)
-    t = probs.reshape((len(probs),) + (2,) * m)
-    for b, conf in enumerate(matrices):
-        axis = m - b  # qubit b is axis m - b (axis 0 is the batch)
-        t = np.moveaxis(np.tensordot(t, conf, axes=([axis], [0])), -1, axis)
-    return t.reshape(probs.shape)
+    return build.confused(probs, readout_confusion(name, t.measured))
 
 
 def describe(model: object, cfg: object) -> dict | None:
