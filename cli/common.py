@@ -236,6 +236,15 @@ def parse_gates(specs: list[str]) -> dict[str, float]:
     return gates
 
 
+def gate_coverage(coverage: dict[str, dict[str, float]], gates: dict[str, float]) -> None:
+    """Exit 1 with one line naming each value and its bar when a coverage misses a --fail-under
+    gate (`coverage`: criterion values by name; '' for a single, unnamed one)."""
+    failed = [line for name, cov in coverage.items() for line in below(cov, gates, f"{name}: " if name else "")]
+    if failed:
+        err.print("coverage below the bar: " + "; ".join(failed), markup=False)
+        raise typer.Exit(EXIT_GATE)
+
+
 def below(values: dict[str, float], gates: dict[str, float], what: str = "") -> list[str]:
     """'ksc 12.50% < 40.00%' for each gate the measured values miss (the value and the bar)."""
     return [

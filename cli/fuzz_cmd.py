@@ -6,11 +6,10 @@ from pathlib import Path
 
 import typer
 from qmltest_cli.common import (
-    EXIT_GATE,
     backend_option,
-    below,
     check_range,
     err,
+    gate_coverage,
     handle_errors,
     model_data,
     out,
@@ -135,7 +134,7 @@ def fuzz(
                     intervals.fmt(pooled["tsr"], pooled["interval"], percent=True),
                 )
             out.print(t)
-        _gate(
+        gate_coverage(
             {
                 f"seed {r} {g}": v["final_coverage"]
                 for r, run in result["runs"].items()
@@ -164,15 +163,7 @@ def fuzz(
         html_fuzz.write(result, out_dir, html_out)
     if not quiet and str(json_out) != "-":
         _render(result, timing, dropped, len(x), budget)
-    _gate({g: r["final_coverage"] for g, r in result["guides"].items()}, gates)
-
-
-def _gate(coverage: dict[str, dict], gates: dict[str, float]) -> None:
-    """Exit 1 (one line naming each value and its bar) when a guide's final coverage misses a gate."""
-    failed = [line for name, cov in coverage.items() for line in below(cov, gates, f"{name}: ")]
-    if failed:
-        err.print("coverage below the bar: " + "; ".join(failed), markup=False)
-        raise typer.Exit(EXIT_GATE)
+    gate_coverage({g: r["final_coverage"] for g, r in result["guides"].items()}, gates)
 
 
 def _render(result: dict, timing: dict, dropped: int, seeds: int, budget: int) -> None:
