@@ -210,15 +210,22 @@ def target_option() -> Any:
     )
 
 
-def noise_of(noise: Path | None, target: str | None) -> object | None:
-    """The noise config of `--noise FILE` or `--target` (not both; one line, exit 2)."""
+def noise_of(noise: Path | None, target: str | None, hardware: bool = False) -> object | None:
+    """The noise config of `--noise FILE` or `--target` (not both; one line, exit 2); an ibm:
+    target only where the command can spend device shots (`hardware`)."""
     from qmltest import targets
     from qmltest.noise.config import load
 
     if noise is not None and target is not None:
         raise InputError("give --noise FILE or --target, not both (--target noise:FILE is the same as --noise FILE)")
     if target is not None:
-        return targets.parse(target)
+        parsed = targets.parse(target)
+        if isinstance(parsed, targets.Hardware) and not hardware:
+            raise InputError(
+                f"--target {target}: real devices run `qmltest evaluate` only (this command needs many "
+                "circuits per input); test on the device's model with --target fake:NAME"
+            )
+        return parsed
     return load(noise) if noise is not None else None
 
 

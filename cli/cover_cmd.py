@@ -27,6 +27,7 @@ from qmltest.coverage import measure
 from qmltest.coverage.profile import Profile
 from qmltest.data import datasets
 from qmltest.errors import InputError
+from qmltest.simulate import device
 
 
 def parse_shots(text: str) -> int | None:
@@ -118,6 +119,7 @@ def cover(
         "seed": seed,
         "register": register,
         "noise": None if cfg is None else cfg.sha256,
+        "device": device.meta(model, cfg),
         "versions": report.versions(),
     }
     if shots_sweep:

@@ -12,6 +12,7 @@ from qmltest_cli.common import (
     err,
     handle_errors,
     model_data,
+    noise_of,
     out,
     with_backend,
     write_output,
@@ -44,7 +45,7 @@ def diff(
     config: Path = config_option("diff"),
 ) -> None:
     """Where do two models, or one model on two targets, give different answers on the same inputs?"""
-    from qmltest import artifact, report, targets
+    from qmltest import artifact, report
     from qmltest import diff as diff_mod
     from qmltest.data import datasets
     from qmltest.evaluate import label_indices
@@ -62,7 +63,7 @@ def diff(
         raise InputError("one model needs two different targets (--target-a, --target-b) or a second model")
     spec = model_data(a, data, "test", "--data")
     x, labels = datasets.select(spec, "test", a.classes, per_class, seed)
-    noise_a, noise_b = targets.parse(target_a), targets.parse(target_b)
+    noise_a, noise_b = noise_of(None, target_a), noise_of(None, target_b)
     probs_a = a.probabilities(x, noise=noise_a)
     probs_b = b.probabilities(x, noise=noise_b)
     result = diff_mod.compare(probs_a, probs_b, a, b, label_indices(a, labels), shots, repeats, alpha, seed)

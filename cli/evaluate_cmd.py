@@ -21,6 +21,7 @@ from rich.table import Table
 
 from qmltest import artifact, intervals, parallel, report
 from qmltest.data import datasets
+from qmltest.errors import InputError
 from qmltest.evaluate import evaluate as evaluate_model
 
 
@@ -37,6 +38,11 @@ def evaluate(
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     shots: int = typer.Option(1000, help="Shots per input (majority prediction)."),
     exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
+    shots_budget: int = typer.Option(
+        None,
+        "--shots-budget",
+        help="Total shots for all inputs, spent in rounds on the inputs not yet decided (Hoeffding, alpha 0.05).",
+    ),
     backend: str = backend_option(),
     limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, min=0, help="Seed for shot sampling."),
@@ -51,17 +57,25 @@ def evaluate(
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
     check_range("--shots", shots, 1, 10**8)
     check_range("--per-class", limit, 1, 10**7)
+    check_range("--shots-budget", shots_budget, 1, 10**10)
+    if exact and shots_budget is not None:
+        raise InputError("--exact and --shots-budget exclude each other")
     model = artifact.load(model_path, manifest)
     data = model_data(model, data, split, "--data")
     x, y = datasets.select(data, split, model.classes, limit, seed)
-    cfg = noise_of(noise, target)
-    result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, parallel.plan(workers, cluster))
+    cfg = noise_of(noise, target, hardware=True)
+    where = parallel.plan(workers, cluster)
+    result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, where, shots_budget)
     name, part = datasets.parse_spec(data, split)  # a split written in the spec wins over --split
     result.update(data=name, split=part, model=str(model_path), versions=report.versions())
     write_output(json_out, report.to_json(result))
     if quiet or str(json_out) == "-":
         return
-    mode = ("exact" if exact else f"{shots} shots") + (f", noise {cfg.name}" if cfg else "")
+    seq = result.get("sequential")
+    mode = "exact" if exact else f"{shots} shots" if seq is None else _spent(seq)
+    mode += f", {'target' if target else 'noise'} {cfg.name}" if cfg else ""
+    if result.get("measurement_bases"):
+        mode += f", {result['measurement_bases']} measurement bases"
     t = Table(title=f"{model.manifest['name']} on {name}:{part} ({mode}, {result['backend']})")
     t.add_column("class")
     t.add_column("samples", justify="right")
@@ -72,3 +86,11 @@ def evaluate(
         "all", str(result["samples"]), intervals.fmt(result["accuracy"], result["accuracy_interval"], percent=True)
     )
     out.print(t)
+
+
+def _spent(seq: dict) -> str:
+    """What a shot budget bought: shots spent of the budget, inputs left undecided."""
+    return (
+        f"{seq['shots_spent']:,} of {seq['shots_budget']:,} shots in {seq['rounds']} rounds, "
+        f"{seq['undecided']} undecided"
+    )

@@ -48,7 +48,7 @@ def describe(model: Model) -> dict:
         "encoding": m["encoding"],
         "features": m["feature_names"],
         "preprocessing": [s["op"] for s in m["preprocessing"]],
-        "readout": dict(m["readout"]),
+        "readout": dict(m["readout"], measurement_bases=model.measurement_bases),
         "classes": m["classes"],
         "layers": layers,
         "training": m.get("training", {}),
@@ -113,6 +113,8 @@ def render(info: dict) -> None:
     )
     ro = info["readout"]
     detail = f" observables {ro['observables']}" if ro.get("kind") == "expectation" else ""
+    if ro.get("measurement_bases", 1) > 1:
+        detail += f" in {ro['measurement_bases']} measurement bases"
     head = f" -> linear head {len(ro['head']['weight'][0])}x{len(ro['head']['bias'])}" if "head" in ro else ""
     out.print(
         f"readout: {ro['kind']}{detail} over qubits {ro['qubits']}{head} -> classes {info['classes']}", markup=False

@@ -87,28 +87,31 @@ class Model:
     def _job(self) -> engine.Circuit:
         from qmltest.simulate import statevector
 
-        tail = self._measure_basis(QuantumCircuit(self.ir.num_qubits))
-        ops = statevector.compile_gates(self.ir.gates) + statevector.compile_circuit(tail)
-        return engine.Circuit(
-            None,
-            self.ir.measured,
-            self.ir.inputs,
-            self.amplitude,
-            self._boundaries,
-            build=self._circuit,
-            ops=ops,
-            num_qubits=self.ir.num_qubits,
-        )
+        body = statevector.compile_gates(self.ir.gates)
+        tails = readout.basis_tails(self.manifest["readout"])
 
-    def _circuit(self) -> QuantumCircuit:
-        """The engine's circuit as a QuantumCircuit (for Aer and the noise passes)."""
-        return self._measure_basis(irmod.unitary_part(self.ir))
+        def job(tail: list[tuple[str, int]], groups: tuple[engine.Circuit, ...] = ()) -> engine.Circuit:
+            ops = body + statevector.compile_circuit(_appended(QuantumCircuit(self.ir.num_qubits), tail))
+            return engine.Circuit(
+                None,
+                self.ir.measured,
+                self.ir.inputs,
+                self.amplitude,
+                self._boundaries,
+                build=lambda: _appended(irmod.unitary_part(self.ir), tail),
+                ops=ops,
+                num_qubits=self.ir.num_qubits,
+                groups=groups,
+            )
 
-    def _measure_basis(self, circuit: QuantumCircuit) -> QuantumCircuit:
-        """`circuit` with the readout's basis changes appended (X/Y observables measured as Z)."""
-        for name, q in readout.basis_changes(self.manifest["readout"]):
-            getattr(circuit, name)(q)
-        return circuit
+        if len(tails) == 1:
+            return job(tails[0])
+        return job([], tuple(job(t) for t in tails))  # the parent's ops: the program without a basis tail
+
+    @property
+    def measurement_bases(self) -> int:
+        """How many measurement bases the readout needs (1 unless observables do not commute qubit-wise)."""
+        return len(readout.basis_tails(self.manifest["readout"]))
 
     @cached_property
     def _boundaries(self) -> tuple[int, ...]:
@@ -137,8 +140,10 @@ class Model:
         return self._job if register == "readout" else self._full_job
 
     def readout_from_full(self, full: np.ndarray) -> np.ndarray:
-        """Readout-register probabilities from all-qubit probabilities."""
-        return marginalize(full, list(self.ir.measured), self.ir.num_qubits)
+        """Readout-register probabilities from all-qubit probabilities (per measurement basis)."""
+        g, n = self.measurement_bases, self.ir.num_qubits
+        blocks = np.asarray(full).reshape(len(full), g, 2**n)
+        return np.concatenate([marginalize(blocks[:, b], list(self.ir.measured), n) for b in range(g)], axis=1)
 
     def encode(self, raw: np.ndarray) -> np.ndarray:
         """Raw dataset features -> engine input (angles (N, F) or states (N, 2^n))."""
@@ -294,9 +299,16 @@ def _validate_expectation(ro: dict, m: dict, source: str) -> None:
             raise InputError("a linear head carries its own bias: drop 'threshold'")
     except InputError as exc:
         raise _fail(source, f"manifest 'readout': {exc}") from None
-    support = sorted(readout.measurement_basis(obs))
+    support = readout.support(obs)
     if ro["qubits"] != support:
         raise _fail(source, f"manifest 'readout.qubits' must be the observables' support {support}")
+
+
+def _appended(circuit: QuantumCircuit, tail: list[tuple[str, int]]) -> QuantumCircuit:
+    """`circuit` with a readout's basis changes appended (X/Y observables measured as Z)."""
+    for name, q in tail:
+        getattr(circuit, name)(q)
+    return circuit
 
 
 def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:

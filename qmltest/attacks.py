@@ -44,6 +44,11 @@ def meyer_wallach(psi: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 def input_gradient(model: Model, x: np.ndarray, y: np.ndarray, entanglement: float = 0.0) -> np.ndarray:
     """d(cross-entropy of class y + entanglement x Meyer-Wallach)/d(raw x), one row per input."""
     n = model.ir.num_qubits
+    if model.measurement_bases > 1:
+        raise InputError(
+            f"{model.source}: white-box gradients need one measurement basis, its observables need "
+            f"{model.measurement_bases}: use a black-box attack (nes)"
+        )
     ops = model.job().ops
     encoded = model.encode(x)
     measured = list(model.ir.measured)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from qmltest import budget as budget_mod
 from qmltest import intervals
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.simulate import backend as backend_mod
-from qmltest.simulate import engine
+from qmltest.simulate import device, engine
 
 
 def label_indices(model: Model, labels: np.ndarray) -> np.ndarray:
@@ -29,15 +30,34 @@ def evaluate(
     backend: str | None = None,
     noise: object = None,
     where: object = None,
+    budget: int | None = None,
 ) -> dict:
-    """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts."""
+    """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts;
+    with `budget`, shots are spent sequentially on undecided inputs (`qmltest.budget`). An ibm:
+    target (`targets.Hardware`) takes its counts from the device."""
+    from qmltest import targets
+
     y = label_indices(model, labels)
-    probs = model.probabilities(x, backend, noise=noise, where=where)
-    if shots is None:
-        pred = model.predict(probs)
+    spent: dict = {}
+    if isinstance(noise, targets.Hardware):
+        if shots is None and budget is None:
+            raise InputError(f"{noise.name} gives shots, not exact probabilities: drop --exact")
+        pred, spent = _on_device(model, x, noise.device, shots, budget, seed)
+    elif budget is not None:
+        probs = model.probabilities(x, backend, noise=noise, where=where)
+        rng = np.random.default_rng(seed)
+        g = model.measurement_bases
+        outcome = budget_mod.predict(
+            lambda idx, per: engine.sample_counts(probs[idx], per * g, rng), len(x), model.readout_matrix, budget, g
+        )
+        pred, spent = outcome.predictions, outcome.to_dict(budget, budget_mod.ALPHA)
     else:
-        counts = engine.sample_counts(probs, shots, np.random.default_rng(seed))
-        pred = model.predict(counts)
+        probs = model.probabilities(x, backend, noise=noise, where=where)
+        if shots is None:
+            pred = model.predict(probs)
+        else:
+            counts = engine.sample_counts(probs, shots, np.random.default_rng(seed))
+            pred = model.predict(counts)
     per_class = {}
     for i, c in enumerate(model.classes):
         mask = y == i
@@ -51,19 +71,57 @@ def evaluate(
         "accuracy": float(np.mean(pred == y)) if len(y) else None,
         "accuracy_interval": intervals.wilson(int(np.sum(pred == y)), int(len(y))),
         "per_class": per_class,
-        "shots": shots,
-        "exact": shots is None,
+        "shots": None if budget is not None else shots,
+        "exact": shots is None and budget is None,
+        **({"sequential": spent} if spent else {}),
         "seed": seed,
-        "backend": backend_mod.resolve(backend, model.ir.num_qubits),
+        "backend": "ibm" if isinstance(noise, targets.Hardware) else backend_mod.resolve(backend, model.ir.num_qubits),
         "model_sha256": model.sha256,
-        "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
-        "device": _device(model, noise),
+        "noise": None
+        if noise is None or isinstance(noise, targets.Hardware)
+        else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
+        "device": _device(model, noise, seed),
+        **_bases(model, None if budget is not None else shots),
     }
 
 
-def _device(model: Model, noise: object) -> dict | None:
-    if noise is None or not noise.has("backend"):  # type: ignore[attr-defined]
-        return None
-    from qmltest.simulate import device
+def _bases(model: Model, shots: int | None) -> dict:
+    """Observables read in several measurement bases: how many, and how the shots were split
+    (each shot's basis drawn uniformly, so a basis gets shots / G on average; `engine.sample_counts`)."""
+    g = model.measurement_bases
+    if g == 1:
+        return {}
+    per = None if shots is None else {"allocation": "uniform random per shot", "mean": shots / g}
+    return {"measurement_bases": g, "shots_per_basis": per}
 
-    return device.describe(model, noise)
+
+def _device(model: Model, noise: object, seed: int) -> dict | None:
+    from qmltest import targets
+
+    if isinstance(noise, targets.Hardware):
+        from qmltest.simulate import runtime
+
+        return runtime.describe(model, noise.device, seed)
+    return device.meta(model, noise)
+
+
+def _on_device(
+    model: Model, x: np.ndarray, name: str, shots: int | None, budget: int | None, seed: int
+) -> tuple[np.ndarray, dict]:
+    """Predictions from device counts: one job of `shots` per input (split over the measurement
+    bases), or rounds of jobs under a shot budget."""
+    from qmltest.simulate import runtime
+
+    encoded = model.encode(x)
+    g = model.measurement_bases
+    if budget is None:
+        per = max(1, int(shots or 1) // g)
+        counts = runtime.counts(model, encoded, name, per, seed)
+        return model.predict(counts), {}
+    jobs = iter(range(seed, seed + budget_mod.MAX_ROUNDS))  # a fresh simulator seed per round (fake devices)
+
+    def draw(idx: np.ndarray, per: int) -> np.ndarray:
+        return runtime.counts(model, encoded[idx], name, per, next(jobs))
+
+    outcome = budget_mod.predict(draw, len(x), model.readout_matrix, budget, g)
+    return outcome.predictions, outcome.to_dict(budget, budget_mod.ALPHA)

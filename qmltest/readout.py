@@ -11,7 +11,8 @@ argmax and class probabilities are the scores renormalized. Two manifest forms b
   several observables: argmax_j <P_j>. Since <P> = P(+1) - P(-1), column j is the indicator of the
   +1 eigenspace of P_j and the argmax is unchanged; the threshold enters as a constant t/2 shift,
   which is linear because probabilities (or counts) sum to a constant. The basis changes that turn
-  X/Y observables into Z measurements are appended by the engine (`basis_changes`).
+  X/Y observables into Z measurements are appended by the engine (`basis_tails`); terms that do not
+  commute qubit-wise are read in several bases, one block of 2^m rows per basis (`observable_columns`).
 - ``expectation`` with a ``head`` {weight (C, J), bias (C)}: a classical linear layer over the J
   expectation values, as ``nn.Sequential(TorchConnector(qnn), nn.Linear(J, C))`` builds; the
   logits E A^T + b are again linear in the probabilities (they sum to one, so b is a constant
@@ -89,8 +90,9 @@ def table(kind: str, num_measured: int, num_classes: int) -> list[int]:
 
 
 def check_observables(observables: list[str], num_qubits: int, num_classes: int, head: dict | None = None) -> None:
-    """Pauli strings (Qiskit order: last character = qubit 0) of the right width, qubit-wise
-    commuting; with a linear `head`, its shape fits the observables and the classes."""
+    """Pauli strings (Qiskit order: last character = qubit 0) of the right width (terms that do
+    not commute qubit-wise are read in several bases, `measurement_bases`); with a linear `head`, its shape fits the
+    observables and the classes."""
     if not observables:
         raise InputError("readout 'expectation' needs at least one observable")
     for obs in observables:
@@ -106,7 +108,6 @@ def check_observables(observables: list[str], num_qubits: int, num_classes: int,
         raise InputError(f"one observable reads out exactly 2 classes (sign or threshold), got {num_classes}")
     elif len(observables) > 1 and len(observables) != num_classes:
         raise InputError(f"{len(observables)} observables need {len(observables)} classes (argmax), got {num_classes}")
-    measurement_basis(observables)
 
 
 def check_head(head: dict, num_outputs: int, num_classes: int) -> None:
@@ -137,19 +138,44 @@ def head_outputs(values: np.ndarray, head: dict | None) -> np.ndarray:
     return values @ np.asarray(head["weight"], dtype=float).T + np.asarray(head["bias"], dtype=float)
 
 
+def support(observables: list[str]) -> list[int]:
+    """Qubits some term of some observable acts on (the measured register of an expectation readout)."""
+    return sorted({q for obs in labels(observables) for q, p in enumerate(reversed(obs)) if p != "I"})
+
+
+def measurement_bases(observables: list[str]) -> list[dict[int, str]]:
+    """Qubit-wise commuting groups of the observables' Pauli terms, each as the Pauli measured per
+    qubit: first fit in order of appearance (deterministic; Qiskit's estimators group the same way
+    up to order). One group for commuting observables; several when a qubit is read in two bases."""
+    bases: list[dict[int, str]] = []
+    for label in labels(observables):
+        need = {q: p for q, p in enumerate(reversed(label)) if p != "I"}
+        for basis in bases:
+            if all(basis.get(q, p) == p for q, p in need.items()):
+                basis.update(need)
+                break
+        else:
+            bases.append(dict(need))
+    return [dict(sorted(b.items())) for b in bases] or [{}]
+
+
 def measurement_basis(observables: list[str]) -> dict[int, str]:
-    """The Pauli measured on each qubit in the observables' support; non-commuting sets are refused."""
-    basis: dict[int, str] = {}
-    for obs in labels(observables):
-        for q, p in enumerate(reversed(obs)):
-            if p == "I":
-                continue
-            if basis.setdefault(q, p) != p:
-                raise InputError(
-                    f"observables {observables} measure qubit {q} in both {basis[q]} and {p}: "
-                    "qmltest reads out qubit-wise commuting observables (one measurement basis)"
-                )
-    return dict(sorted(basis.items()))
+    """The one Pauli measured on each qubit of qubit-wise commuting observables (refused otherwise)."""
+    bases = measurement_bases(observables)
+    if len(bases) > 1:
+        raise InputError(
+            f"observables {observables} are read in {len(bases)} measurement bases: this step needs one "
+            "(qubit-wise commuting observables)"
+        )
+    return bases[0]
+
+
+def group_of(label: str, bases: list[dict[int, str]]) -> int:
+    """Index of the first basis that measures every non-identity qubit of `label` in its Pauli."""
+    for g, basis in enumerate(bases):
+        if all(p == "I" or basis.get(q) == p for q, p in enumerate(reversed(label))):
+            return g
+    raise ValueError(f"no measurement basis reads {label}")  # measurement_bases covers every term
 
 
 def plus_indicators(observables: list[str], measured: list[int]) -> np.ndarray:
@@ -164,15 +190,22 @@ def plus_indicators(observables: list[str], measured: list[int]) -> np.ndarray:
 
 
 def observable_columns(observables: list[str], measured: list[int]) -> np.ndarray:
-    """(2^m, J): (1 + O_j(s)) / 2 per basis state s of the measured basis, O_j(s) = sum_t c_t P_t(s)
-    with P_t(s) = +-1; for one unit Pauli term this is the +1 indicator, and probs @ column j is
-    (1 + <O_j>) / 2."""
-    cols = []
-    for obs in observables:
-        parts = terms(obs)
-        plus = plus_indicators([p for _, p in parts], measured)
-        cols.append((1.0 + (2 * plus - 1) @ np.array([c for c, _ in parts])) / 2)
-    return np.stack(cols, axis=1)
+    """(G 2^m, J): (1 + G sum_{t in g} c_t P_t(s)) / 2 for row (g, s), the outcome s of the measured
+    register in measurement basis g (`measurement_bases`) with P_t(s) = +-1.
+
+    The engine returns one row per input over (g, s) with probability p_g(s) / G (each basis chosen
+    with weight 1/G), so probs @ column j is (1 + <O_j>) / 2; with one basis (G = 1) this is the
+    plain measured-basis form, and for one unit Pauli term the +1 indicator.
+    """
+    bases = measurement_bases(observables)
+    size, count = 2 ** len(measured), len(bases)
+    cols = np.zeros((count * size, len(observables)))
+    for j, obs in enumerate(observables):
+        acc = np.zeros((count, size))
+        for c, p in terms(obs):
+            acc[group_of(p, bases)] += c * (2 * plus_indicators([p], measured)[:, 0] - 1)
+        cols[:, j] = (1.0 + count * acc.reshape(-1)) / 2
+    return cols
 
 
 def expectation_matrix(
@@ -189,16 +222,26 @@ def expectation_matrix(
 
 
 def basis_changes(readout: dict) -> list[tuple[str, int]]:
-    """Gates (name, qubit) the engine appends so that X/Y observables are measured as Z."""
+    """Gates (name, qubit) the engine appends so that X/Y observables are measured as Z (one basis)."""
+    tails = basis_tails(readout)
+    return tails[0] if len(tails) == 1 else []
+
+
+def basis_tails(readout: dict) -> list[list[tuple[str, int]]]:
+    """Per measurement basis, the gates (name, qubit) that turn its X/Y reads into Z measurements;
+    one empty tail for a map readout."""
     if readout.get("kind") != "expectation":
-        return []
-    out: list[tuple[str, int]] = []
-    for q, p in measurement_basis(readout["observables"]).items():
-        if p == "X":
-            out.append(("h", q))
-        elif p == "Y":
-            out += [("sdg", q), ("h", q)]
-    return out
+        return [[]]
+    tails = []
+    for basis in measurement_bases(readout["observables"]):
+        out: list[tuple[str, int]] = []
+        for q, p in basis.items():
+            if p == "X":
+                out.append(("h", q))
+            elif p == "Y":
+                out += [("sdg", q), ("h", q)]
+        tails.append(out)
+    return tails
 
 
 def matrix(readout: dict, num_classes: int) -> np.ndarray:

@@ -180,3 +180,25 @@ def test_diff_catches_a_readout_that_ignores_the_final_layout(tmp_path) -> None:
         assert res.exit_code == 0, res.output
         doc = json.loads(res.stdout)
         assert (doc["disagree"] > 0) == expect_damage and (doc["tvd_max"] > 1e-6) == expect_damage
+
+
+def test_mutate_and_cover_reports_record_the_device(tmp_path) -> None:
+    """Every report run on a device target names it in its meta: device, calibration, layout."""
+    import json
+
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    model, runner = str(MODELS / "zfm-ra-iris"), CliRunner()
+    target = ["--target", "fake:FakeManilaV2"]
+    res = runner.invoke(
+        app, ["mutate", model, "--suite", "qml", "--operators", "ALD", "--quiet", "--json", "-", *target]
+    )
+    assert res.exit_code == 0, res.output
+    dev = json.loads(res.stdout)["meta"]["device"]
+    assert dev["device"] == "FakeManilaV2" and len(dev["layout"]) == 4 and dev["calibration"]
+    prof = tmp_path / "p.json"
+    assert runner.invoke(app, ["profile", model, "--out", str(prof)]).exit_code == 0
+    res = runner.invoke(app, ["cover", model, "--profile", str(prof), "--json", "-", *target])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["meta"]["device"]["readout_physical_qubits"] == dev["readout_physical_qubits"]

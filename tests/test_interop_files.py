@@ -244,8 +244,34 @@ BAD = [
     (["--readout", "modulo", "--classes", "0,1,2", "--measure", "0"], "never predicts class(es) [2]"),
     (["--readout", "modulo"], "needs the class labels"),
     (["--features", "nope"], "feature parameter 'nope' is not in the circuit"),
-    (["--readout", "expectation", "--observables", "XIZ,ZIZ", "--classes", "0,1"], "both X and Z"),
+    (["--readout", "expectation", "--observables", "XIZ+ZZ", "--classes", "0,1"], "width 2 but the circuit has 3"),
 ]
+
+
+def test_cli_import_observables_in_two_bases_evaluates_under_shots(tmp_path):
+    """`--observables XIZ,ZIZ` reads qubit 2 in X and in Z: imported (two measurement bases, one
+    argmax over two outputs), the bases shown by inspect and in the evaluate report, and the shot
+    accuracy close to the exact one (which is 1: the labels are its own predictions)."""
+    _vqc_like(tmp_path)
+    out = tmp_path / "out"
+    args = ["import", str(tmp_path / "c.qasm"), "--weights", str(tmp_path / "w.npy"), "--out", str(out)]
+    res = runner.invoke(app, args + ["--readout", "expectation", "--observables", "XIZ,ZIZ", "--classes", "0,1"])
+    assert res.exit_code == 0, res.output
+    info = json.loads(runner.invoke(app, ["inspect", str(out), "--json", "-"]).output)
+    assert info["readout"]["measurement_bases"] == 2
+    data = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(-1, 1, (300, 3))
+    model = artifact.load(out)
+    labels = model.predict(model.probabilities(xs))  # the model's own exact predictions as labels
+    data.write_text("a,b,c,label\n" + "\n".join(",".join(map(str, r)) + f",{int(v)}" for r, v in zip(xs, labels)))
+    res = runner.invoke(app, ["evaluate", str(out), "--data", str(data), "--shots", "4000", "--json", "-"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["measurement_bases"] == 2 and report["shots_per_basis"]["mean"] == 2000
+    assert 0.9 < report["accuracy"] < 1.0  # shot noise flips the inputs near the decision boundary
+    exact = json.loads(runner.invoke(app, ["evaluate", str(out), "--data", str(data), "--exact", "--json", "-"]).output)
+    assert exact["accuracy"] == 1.0 and exact["measurement_bases"] == 2 and exact["shots_per_basis"] is None
 
 
 @pytest.mark.parametrize("extra,message", BAD)

@@ -268,7 +268,7 @@ def readout_spec(
         if not -bound < threshold < bound:
             raise InputError(f"threshold must lie in (-{bound:g}, {bound:g}), the observable's range, got {threshold}")
         labels = list(classes) if classes is not None else ([-1, 1] if outputs == 1 else list(range(outputs)))
-        spec = {"kind": "expectation", "qubits": sorted(ro.measurement_basis(obs)), "observables": obs}
+        spec = {"kind": "expectation", "qubits": ro.support(obs), "observables": obs}
         if threshold:
             spec["threshold"] = float(threshold)
         if head is not None:
@@ -379,7 +379,7 @@ def from_circuit(
     warnings: list[str] | None = [] if lenient else None
 
     if readout == "expectation":
-        measured = sorted(ro.measurement_basis(list(observables or []))) if observables else []
+        measured = ro.support(list(observables or [])) if observables else []
         if measure is not None and sorted(measure) != measured:
             raise InputError(f"--measure {list(measure)} does not fit the observables' support {measured}")
     elif measure is not None:

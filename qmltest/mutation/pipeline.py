@@ -64,6 +64,7 @@ from qmltest.mutation.scoring import (  # noqa: F401
 )
 from qmltest.mutation.search import _operator, _search_on_workers, generate_search  # noqa: F401
 from qmltest.parallel import TaskError
+from qmltest.simulate.device import meta as device_meta
 
 
 def iter_sites(original: Model, opts: Options, progress: Callable[..., None], generation: dict) -> Iterator[Candidate]:
@@ -204,6 +205,8 @@ def _report_data(
             "noise": None
             if noise is None
             else {"name": getattr(noise, "name", None), "sha256": getattr(noise, "sha256", None)},
+            "device": device_meta(original, noise),
+            "measurement_bases": original.measurement_bases,
             "versions": report.versions(),
             "command": list(command or []),
             "backend": backend,

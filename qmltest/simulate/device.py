@@ -147,6 +147,11 @@ def probabilities(
     return build.confused(probs, readout_confusion(name, t.measured))
 
 
+def meta(model: object, cfg: object) -> dict | None:
+    """`describe` for any report's meta: None without a noise config or for one without a device."""
+    return None if cfg is None else describe(model, cfg)
+
+
 def describe(model: object, cfg: object) -> dict | None:
     """What a report records of a device target: the device, its calibration date, the layout
     (physical qubit per logical qubit), the physical readout qubits, the transpiled gate counts;
@@ -157,7 +162,8 @@ def describe(model: object, cfg: object) -> dict | None:
     job = model.job()  # type: ignore[attr-defined]
     if model.amplitude:  # type: ignore[attr-defined]
         return {"device": name}
-    t = transpiled(job.circuit, list(job.measured), name, cfg.seed)  # type: ignore[attr-defined]
+    first = job.groups[0] if job.groups else job  # several bases: the layout of the first (they share the body)
+    t = transpiled(first.circuit, list(job.measured), name, cfg.seed)  # type: ignore[attr-defined]
     dev = backend(name)
     props = dev.properties() if hasattr(dev, "properties") else None  # type: ignore[attr-defined]
     when = getattr(props, "last_update_date", None)

@@ -41,6 +41,7 @@ class Circuit:
         build: Callable[[], QuantumCircuit] | None = None,
         ops: list[statevector.Op] | None = None,
         num_qubits: int | None = None,
+        groups: tuple[Circuit, ...] = (),
     ) -> None:
         if circuit is None and (build is None or ops is None or num_qubits is None):
             raise ValueError("a Circuit without a circuit needs build, ops and num_qubits")
@@ -48,6 +49,9 @@ class Circuit:
         self.measured, self.inputs = tuple(measured), tuple(inputs)
         self.amplitude, self.boundaries = amplitude, tuple(boundaries)
         self._num_qubits = circuit.num_qubits if circuit is not None else num_qubits
+        self.groups = tuple(groups)
+        """Several measurement bases (non-commuting observables): one job per basis, each this
+        program with its basis tail; the outputs are their probabilities side by side, each / G."""
         if ops is not None:
             self.__dict__["ops"] = ops
 
@@ -72,6 +76,11 @@ class Circuit:
         """Parameters some op reads."""
         return frozenset().union(*(op.params for op in self.ops))
 
+    @property
+    def width(self) -> int:
+        """Columns of the probability output: 2^m per measurement basis."""
+        return max(1, len(self.groups)) * 2 ** len(self.measured)
+
     def with_measured(self, measured: tuple[int, ...]) -> Circuit:
         """The same program read out on other qubits (sharing the compiled ops)."""
         return Circuit(
@@ -83,6 +92,7 @@ class Circuit:
             build=self._build,
             ops=self.ops,
             num_qubits=self.num_qubits,
+            groups=tuple(g.with_measured(measured) for g in self.groups),
         )
 
 
@@ -127,6 +137,9 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None,
     encoded = np.asarray(encoded)
     if not job.amplitude and encoded.shape[1] != len(job.inputs):
         raise InputError(f"wrong feature count: the circuit has {len(job.inputs)} inputs, got {encoded.shape[1]}")
+    if job.groups:  # each basis chosen with weight 1/G (readout.observable_columns reads them so)
+        parts = [probabilities(g, encoded, backend, noise) for g in job.groups]
+        return np.concatenate(parts, axis=1) / len(parts)
     inputs = list(job.inputs)
     used = job.parameters
     if not job.amplitude and any(p not in used for p in inputs):  # features no gate reads (Aer binds refuse them)
@@ -164,7 +177,7 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None,
         psi = statevector.run(ops, psi0, values, n, job.boundaries)
         out.append(statevector.marginal_probabilities(psi, list(job.measured), n))
     if not out:
-        return np.zeros((0, 2 ** len(job.measured)))
+        return np.zeros((0, job.width))
     return np.concatenate(out)
 
 
@@ -207,7 +220,7 @@ def _start(job: Circuit, encoded: np.ndarray) -> tuple[np.ndarray, dict]:
 def reusable(job: Circuit, encoded: np.ndarray) -> bool:
     """Prefix reuse applies to one-chunk, measurement-free numpy runs."""
     encoded = np.asarray(encoded)
-    if not job.boundaries or required_bytes(job.num_qubits) > MAX_STATE_BYTES:
+    if job.groups or not job.boundaries or required_bytes(job.num_qubits) > MAX_STATE_BYTES:
         return False
     if any(op.name == "dephase" for op in job.ops):
         return False
@@ -223,7 +236,9 @@ def first_difference(a: list[statevector.Op], b: list[statevector.Op]) -> int:
 
 
 def sample_counts(probs: np.ndarray, shots: int, rng: np.random.Generator) -> np.ndarray:
-    """Shot counts (N, 2^m) drawn from exact probabilities: one multinomial per input."""
+    """Shot counts (N, 2^m) drawn from exact probabilities: one multinomial per input. A model
+    read in G bases gives (N, G 2^m) rows: each shot picks its basis at random (weight 1/G), an
+    unbiased estimate of every observable with shots / G per basis on average."""
     if shots <= 0:
         raise InputError(f"shots must be positive, got {shots}")
     p = np.clip(probs, 0.0, None)
