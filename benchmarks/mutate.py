@@ -47,13 +47,13 @@ def prefix_reuse(name: str) -> None:
     state and finished with its fused dense suffix (the default), (2) resumed at the last layer
     boundary only (bit-identical to (3)), (3) simulated from the start (today's path before issue
     14), and on a subset (4) Aer statevector with one batched parameter bind per mutant."""
-    from qmltest.mutation import sites
+    from qmltest.mutation import registry, sites
     from qmltest.mutation.evaluate import Evaluator
 
     model = artifact.load(f"data/models/{name}")
     x, y = datasets.select("mnist:test", "test", model.classes, 100, 0)
     data = Data("t", model.encode(x), label_indices(model, y), x)
-    made, _ = sites.generate(model, sites.operators("qml", None), "directed")
+    made, _ = sites.generate(model, registry.operators("qml", None), "directed")
     mutants = [
         g.model
         for g in made
@@ -146,13 +146,13 @@ def generation(names: tuple[str, ...] = ("qcl-mnist01", "drnn-mnist01", "zzfm-su
     import statistics
 
     from qmltest import gctune
-    from qmltest.mutation import sites
+    from qmltest.mutation import registry, sites
 
     gctune.settle(collect=True)  # after main(): its garbage is freed, not frozen
     print("mutant generation, directed QML suite (median / best of 7 runs):")
     for name in names:
         model = artifact.load(f"data/models/{name}")
-        ops_ = sites.operators("qml", None)
+        ops_ = registry.operators("qml", None)
         times = []
         for _ in range(7):
             start = time.perf_counter()

@@ -16,7 +16,7 @@ from pathlib import Path
 from qmltest import artifact, report
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import pipeline, sites
+from qmltest.mutation import pipeline, registry, sites
 from qmltest.mutation.evaluate import Data
 
 MODELS = [
@@ -49,9 +49,9 @@ def main(out: Path) -> None:
             row["gen ms/mutant"] = round(1e3 * timing["generation_seconds_per_mutant"], 3)
             row["eval s/mutant"] = round(timing["eval_seconds_per_mutant"], 4)
             if suite == "classic":
-                row["add-gate exhaustive"] = sites.count(model, sites.operators("classic", ["add-gate"]), "exhaustive")[
-                    "add-gate"
-                ]
+                row["add-gate exhaustive"] = sites.count(
+                    model, registry.operators("classic", ["add-gate"]), "exhaustive"
+                )["add-gate"]
             else:
                 row["directed total"] = len(res["mutants"])
             rows.append(row)

@@ -6,7 +6,7 @@ from qml_mutation import test_data
 from repro_common import MODELS, Size, Table, _bars, pct, verdict
 
 from qmltest import artifact, parallel
-from qmltest.mutation import pipeline, sites
+from qmltest.mutation import pipeline, registry, sites
 
 # ------------------------------------------------------------------ efficient QML mutation
 
@@ -90,9 +90,9 @@ def qml_tables(size: Size) -> Table:
                     "verdict": verdict(holds, p_ms is not None and abs(ms - p_ms) <= 15),
                 }
             )
-        t.rows[-1]["exhaustive add-gate"] = sites.count(model, sites.operators("classic", ["add-gate"]), "exhaustive")[
-            "add-gate"
-        ]
+        t.rows[-1]["exhaustive add-gate"] = sites.count(
+            model, registry.operators("classic", ["add-gate"]), "exhaustive"
+        )["add-gate"]
     t.columns.append("exhaustive add-gate")
     t.notes.append(
         "Test suite: 20 test samples, classes interleaved; killing by the majority of 1000 shots on the inputs the "

@@ -31,7 +31,7 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as ops
-from qmltest.mutation import pipeline, sites, stryker
+from qmltest.mutation import pipeline, registry, sites, stryker
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.gates import CATEGORIES, categories_of
 from qmltest.mutation.generate import Settings
@@ -186,7 +186,7 @@ def mutate(
             raise InputError("--list counts the site strategies (directed, exhaustive); search samples mutants")
         rows: list[dict] | None = [] if list_mutants else None
         counts = sites.count(
-            model, sites.operators(opts.suite, list(opts.operators) or None, seed), opts.strategy, rows
+            model, registry.operators(opts.suite, list(opts.operators) or None, seed), opts.strategy, rows
         )
         listing = {"strategy": opts.strategy, "counts": counts}
         write_output(json_out, report.to_json(listing if rows is None else dict(listing, mutants=rows)))
@@ -203,7 +203,7 @@ def mutate(
             ops.get(name)  # unknown operators and scopes fail before any data is loaded
         cells = scan_cells(scan, make_scope(model.ir.num_qubits, qubits, depth, gate_types), model)
     else:
-        sites.operators(opts.suite, list(opts.operators) or None)
+        registry.operators(opts.suite, list(opts.operators) or None)
         if scan or qubits or depth or gate_types:
             raise InputError("--scan, --qubits, --depth and --gate-types apply to the search strategy (quanforge)")
     test = list(test or []) or [model_data(model, None, "test", "--test")]

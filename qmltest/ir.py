@@ -8,7 +8,7 @@ span of its statement in the QASM3 text (1-based line, 0-based column, end inclu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from qiskit.circuit import ClassicalRegister, Instruction, Parameter, ParameterExpression, QuantumCircuit
@@ -74,10 +74,17 @@ class ModelIR:
     layers: tuple[Layer, ...]
     measured: tuple[int, ...]
     inputs: tuple[Parameter, ...]  # feature parameters, in feature order
+    origin: tuple | None = field(default=None, init=False, compare=False, repr=False)
+    """(base IR, {flat index: new gate}) when `mutation.edit.replaced` made this IR with every new
+    gate on its old qubits (so the same time slots): canonical forms patch the base's instead of
+    rescanning. Not copied by `replace`, not pickled."""
 
     @cached_property
     def gates(self) -> tuple[Gate, ...]:
         return tuple(g for layer in self.layers for g in layer.gates)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "origin"}
 
     def layer_table(self) -> list[dict]:
         """Layer boundaries as gate-index ranges [start, stop) (barriers and measures not counted)."""

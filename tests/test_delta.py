@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from qmltest import artifact
-from qmltest.mutation import delta, sites
+from qmltest.mutation import delta, registry, sites
 
 
 @pytest.mark.parametrize("name", ["qcl-mnist01", "zzfm-su2-iris", "hqnn-mnist01"])
@@ -16,7 +16,9 @@ def test_delta_round_trip_is_exact_and_shares_the_originals_gates(name) -> None:
     # the worker's original is an unpickled copy: indices, not objects, must carry the sharing
     remote = pickle.loads(pickle.dumps(original))
     made = [
-        g for suite in ("qml", "classic") for g in sites.generate(original, sites.operators(suite, None), "directed")[0]
+        g
+        for suite in ("qml", "classic")
+        for g in sites.generate(original, registry.operators(suite, None), "directed")[0]
     ]
     mutants = [g.model for g in made if g.model is not None]
     assert len(mutants) > 100
@@ -36,7 +38,7 @@ def test_delta_ships_neither_unchanged_gates_nor_the_manifest() -> None:
     """HQNN's manifest pickles to 70 kB (its PCA step); an angle edit's delta is its new gate."""
     original = artifact.load("data/models/hqnn-mnist01")
     assert len(pickle.dumps(original.manifest)) > 50_000
-    made, _ = sites.generate(original, [op for op in sites.operators("qml", None) if op.name == "APGC"], "directed")
+    made, _ = sites.generate(original, [op for op in registry.operators("qml", None) if op.name == "APGC"], "directed")
     sizes = [len(pickle.dumps(delta.delta_of(original, g.model))) for g in made if g.model is not None]
     assert len(sizes) == len(made) and max(sizes) < 2_000
 
@@ -47,7 +49,7 @@ def test_a_worker_mutant_shares_the_originals_compiled_ops() -> None:
     the engine's prefix/suffix reuse), changed ones do not."""
     original = artifact.load("data/models/qcl-mnist01")
     original.job()  # compiled in the client before it is scattered, as in a run
-    made, _ = sites.generate(original, [op for op in sites.operators("qml", None) if op.name == "APGC"], "directed")
+    made, _ = sites.generate(original, [op for op in registry.operators("qml", None) if op.name == "APGC"], "directed")
     remote = pickle.loads(pickle.dumps(original))
     for g in made[:20]:
         mutant = delta.apply(remote, pickle.loads(pickle.dumps(delta.delta_of(original, g.model))))
@@ -61,7 +63,7 @@ def test_deltas_against_alternating_originals_round_trip() -> None:
     QCL and ZZFM share no objects, so an index left over from the other model would ship every
     gate of the mutant (or, with reused ids, the wrong ones)."""
     models = [artifact.load(f"data/models/{name}") for name in ("qcl-mnist01", "zzfm-su2-iris")]
-    apgc = [op for op in sites.operators("qml", None) if op.name == "APGC"]
+    apgc = [op for op in registry.operators("qml", None) if op.name == "APGC"]
     mutants = [[g.model for g in sites.generate(m, apgc, "directed")[0][:3]] for m in models]
     for k in range(3):
         for original, made in zip(models, mutants):

@@ -11,7 +11,7 @@ from qiskit.quantum_info import Operator
 
 from qmltest import artifact
 from qmltest import ir as irmod
-from qmltest.mutation import sites
+from qmltest.mutation import registry, sites
 from qmltest.mutation.classic import AddGate, RemoveGate, ReplaceGate
 from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
 
@@ -131,7 +131,9 @@ def test_redundancy_filter_keeps_every_distinct_unitary(small) -> None:
 def test_classic_exhaustive_counts_match_hand_count(tmp_path) -> None:
     """4-qubit ZFM+RA: z_feature_map (8 h, 8 p) + real_amplitudes reps=3 (16 ry, 9 cx) = 41 gates."""
     model = artifact.load("data/models/zfm-ra-iris")
-    counts = sites.count(model, sites.operators("classic", ["add-gate", "remove-gate", "replace-gate"]), "exhaustive")
+    counts = sites.count(
+        model, registry.operators("classic", ["add-gate", "remove-gate", "replace-gate"]), "exhaustive"
+    )
     # remove: one per gate; replace (same arity and parameter count from x y z h rx ry rz cx cz swap):
     # h -> x, y, z (3); p -> rx, ry, rz (3); ry -> rx, rz (2); cx -> cz, swap (2)
     # add: 42 positions x (7 one-qubit gates x 4 qubits + 3 two-qubit gates x 12 ordered pairs)
@@ -144,8 +146,8 @@ def test_classic_exhaustive_counts_match_hand_count(tmp_path) -> None:
 
 def test_directed_qml_at_least_5x_fewer_than_exhaustive_add_gate() -> None:
     model = artifact.load("data/models/zzfm-su2-iris")
-    qml = sum(sites.count(model, sites.operators("qml", None), "directed").values())
-    add = sites.count(model, sites.operators("classic", ["add-gate"]), "exhaustive")["add-gate"]
+    qml = sum(sites.count(model, registry.operators("qml", None), "directed").values())
+    add = sites.count(model, registry.operators("classic", ["add-gate"]), "exhaustive")["add-gate"]
     assert add >= 5 * qml
 
 
@@ -230,9 +232,8 @@ def test_stryker_report_schema_and_locations(small) -> None:
 
 @pytest.mark.parametrize("name", ["qcl-mnist01", "zzfm-su2-iris"])
 def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
-    """The cached canonical form (patched from the original's order via `edit.derived` or changed
+    """The cached canonical form (patched from the original's order via the IR's `origin` or changed
     layers, per-step reprs) equals one computed from scratch for every QML and classic mutant."""
-    from qmltest.mutation import edit
     from qmltest.mutation.canonical import canonical
 
     model = artifact.load(f"data/models/{name}")
@@ -240,13 +241,13 @@ def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
     canonical(model, keys)
     hinted = checked = 0
     for suite in ("qml", "classic"):
-        for op in sites.operators(suite, None):
+        for op in registry.operators(suite, None):
             for site in op.sites(model, True)[:60]:
                 try:
                     mutant = op.apply(model, site)
                 except Exception:
                     continue
-                hinted += edit.derived(mutant.ir) is not None
+                hinted += mutant.ir.origin is not None
                 fast, fresh = canonical(mutant, keys), canonical(mutant)
                 assert fast == fresh and fast.text == fresh.text == repr(tuple(fresh))
                 checked += 1
@@ -316,15 +317,15 @@ def test_root_seed_decides_the_sampled_values_and_random_weights(small) -> None:
     from qmltest.mutation import sites
 
     def ids(seed: int) -> list[str]:
-        ops = [op for op in sites.operators("qml", ["APC", "ALA"], seed)]
+        ops = [op for op in registry.operators("qml", ["APC", "ALA"], seed)]
         return [g.id for g in sites.generate(small, ops, "exhaustive")[0]]
 
     a, b, c = ids(1), ids(1), ids(2)
     assert a == b
     differ = sum(x != y for x, y in zip(a, c))
     assert len(a) == len(c) and differ > 0
-    directed = [g.id for g in sites.generate(small, sites.operators("qml", ["APC"], 5), "directed")[0]]
-    assert directed == [g.id for g in sites.generate(small, sites.operators("qml", ["APC"], 6), "directed")[0]]
+    directed = [g.id for g in sites.generate(small, registry.operators("qml", ["APC"], 5), "directed")[0]]
+    assert directed == [g.id for g in sites.generate(small, registry.operators("qml", ["APC"], 6), "directed")[0]]
 
 
 def test_listing_a_wide_model_stays_small(tmp_path) -> None:

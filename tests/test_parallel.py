@@ -408,7 +408,8 @@ def test_search_on_workers_does_not_depend_on_the_order_draws_come_back(monkeypa
     def rows(result: tuple) -> list:
         effective, generated, log = result
         return [
-            [(m.id, m.percentage, m.notes, m.status, m.mean_accuracy) for m in ms] for ms in (effective, generated)
+            [(m.id, m.percentage, m.site, m.cell, m.status, m.mean_accuracy) for m in ms]
+            for ms in (effective, generated)
         ] + [[s.to_dict() for s in log]]
 
     assert [rows(r) for r in remote] == [rows(r) for r in local]

@@ -297,3 +297,15 @@ def test_old_run_folder_is_refused(tmp_path) -> None:
     res = runner.invoke(app, ["mutate", MODEL, *SITES, "--test", "iris:test", "--out", str(old), "-q"])
     assert res.exit_code == 2 and "older qmltest" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_run_folder_of_the_previous_record_format_is_refused_naming_it(tmp_path) -> None:
+    """Format 3 folders kept QuanForge draws under QASM-text ids: resuming one would re-simulate
+    every mutant under new ids, so it is refused in one line that names both formats."""
+    old = tmp_path / "v3"
+    old.mkdir()
+    (old / "run.json").write_text('{"format": "qmltest.mutation/3", "fingerprint": {}}')
+    (old / "results.jsonl").write_text('{"id": "abc", "status": "ok"}\n')
+    res = runner.invoke(app, ["mutate", MODEL, *SITES, "--test", "iris:test", "--out", str(old), "-q"])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "format qmltest.mutation/3" in res.stderr and "qmltest.mutation-run/4" in res.stderr

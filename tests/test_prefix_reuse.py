@@ -11,14 +11,14 @@ from qmltest import artifact
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as qops
-from qmltest.mutation import sites
+from qmltest.mutation import registry, sites
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.scope import Scope
 from qmltest.simulate import engine
 
 
 def _mutants(model: artifact.Model) -> list[artifact.Model]:
-    made, _ = sites.generate(model, sites.operators("qml", ["APC", "ALD", "APGC", "ALA", "LS"]), "directed")
+    made, _ = sites.generate(model, registry.operators("qml", ["APC", "ALD", "APGC", "ALA", "LS"]), "directed")
     mutants = [g.model for g in made if g.model is not None][:60]
     rng = np.random.default_rng(3)
     for op in ("PF", "RGD", "GR", "RGA", "GSM"):

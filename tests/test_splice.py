@@ -10,7 +10,7 @@ import pytest
 from qmltest import artifact, qasm
 from qmltest.ir import to_circuit
 from qmltest.mutation import operators as qf_ops
-from qmltest.mutation import pipeline, sites
+from qmltest.mutation import pipeline, registry, sites
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.scope import Scope
 from qmltest.splice import Splicer
@@ -31,7 +31,11 @@ def test_spliced_text_is_qiskits_export(name: str, suite: str, step: int) -> Non
     model = artifact.load(f"{ZOO}/{name}")
     splicer = Splicer(model.ir)
     assert splicer.ok
-    made = [g for g in sites.iter_generate(model, sites.operators(suite, None), "directed", {}) if g.model is not None]
+    made = [
+        g
+        for g in sites.iter_generate(model, sites.plan(model, registry.operators(suite, None), "directed"), {})
+        if g.model is not None
+    ]
     spliced = 0
     for g in made[::step]:
         text = splicer.text(g.model.ir)
@@ -44,8 +48,10 @@ def test_spliced_text_is_qiskits_export(name: str, suite: str, step: int) -> Non
 def test_splicer_declines_what_it_cannot_match() -> None:
     model = artifact.load(f"{ZOO}/zzfm-su2-iris")
     splicer = Splicer(model.ir)
-    remove = sites.operators("classic", ["remove-measure"])
-    fewer = next(g.model for g in sites.iter_generate(model, remove, "directed", {}) if g.model is not None)
+    remove = registry.operators("classic", ["remove-measure"])
+    fewer = next(
+        g.model for g in sites.iter_generate(model, sites.plan(model, remove, "directed"), {}) if g.model is not None
+    )
     text = splicer.text(fewer.ir)  # a smaller measurement register: the header's bit line changes
     assert text is None or text == qasm.dumps(to_circuit(fewer.ir))
     first = model.ir.layers[0]  # the feature map: deleting it leaves the inputs unread

@@ -140,7 +140,7 @@ def _kill_rate(model: artifact.Model, data: Data, mutants: list[artifact.Model],
     mask = pipeline.correct_mask(model, evaluator, data)
     ev = {}
     for j, m in enumerate(mutants):
-        cand = pipeline.Candidate(f"m{j:03d}", "PF", "all", "", m, "scored")
+        cand = pipeline.Mutant(f"m{j:03d}", "PF", "all", "", m, "scored")
         ev[cand.id] = pipeline.evidence_for(cand, data, mask, evaluator, opts)
     v = criteria.decide(ev, data.y, model.classes, criterion, opts.correction, 0.05, 0.5)
     return sum(x["killed"] for x in v.values()), len(v)

@@ -8,7 +8,6 @@ import hashlib
 
 from qmltest.artifact import Model
 from qmltest.ir import Gate, ModelIR
-from qmltest.mutation import edit
 
 
 class Form(tuple):
@@ -73,12 +72,12 @@ def _gate_part(ir: ModelIR, keys: dict) -> tuple[tuple, str]:
     Gates sharing a time step act on disjoint qubits, so (t, first qubit) orders them exactly as the
     entries themselves would sort; it is kept as one integer, t * n + q. The first IR keyed (the
     original) is kept sorted: a mutant that holds the same time slots (a changed angle or gate name)
-    patches its changed entries into that order with no sort, found from `edit.derived` or from its
+    patches its changed entries into that order with no sort, found from its `origin` or from its
     changed layers.
     """
     base = keys.get("base")
     if base is not None:
-        hint = edit.derived(ir)
+        hint = ir.origin
         if hint is not None and hint[0] is base[0]:
             return _patched(base, [(i, _entry(g, base[4][i], ir.num_qubits, keys)) for i, g in hint[1].items()])
     n = ir.num_qubits

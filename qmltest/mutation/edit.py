@@ -43,14 +43,11 @@ def rebuild(ir: ModelIR, rows: list[Row]) -> ModelIR:
     return replace(ir, layers=tuple(layers))
 
 
-_DERIVED: dict[int, tuple[ModelIR, ModelIR, dict[int, Gate]]] = {}
-
-
 def replaced(ir: ModelIR, gates: dict[int, Gate]) -> ModelIR:
     """New IR with the gates at some flat indices replaced in place (same count and order): only
     their layers are rebuilt, the rest shared with `ir` (a quick `rebuild` for angle/name edits).
 
-    When every new gate acts on its old gate's qubits, the result is recorded for `derived`, so a
+    When every new gate acts on its old gate's qubits, the result carries its `origin`, so a
     consumer that has digested `ir` can patch the few changed gates instead of rescanning."""
     layers, start = list(ir.layers), 0
     for li, layer in enumerate(ir.layers):
@@ -61,9 +58,7 @@ def replaced(ir: ModelIR, gates: dict[int, Gate]) -> ModelIR:
         start = stop
     out = replace(ir, layers=tuple(layers))
     if all(g.qubits == ir.gates[i].qubits for i, g in gates.items()):
-        if len(_DERIVED) >= 256:
-            _DERIVED.clear()
-        _DERIVED[id(out)] = (out, ir, dict(gates))
+        object.__setattr__(out, "origin", (ir, dict(gates)))  # frozen: set once, right after making it
     return out
 
 
@@ -87,13 +82,6 @@ def _swapped(layer: Layer, new: dict[int, Gate]) -> Layer:
             blocks[bi] = Block(block.kind, tuple(gates))
         start = stop
     return Layer(layer.name, layer.kind, tuple(blocks))
-
-
-def derived(ir: ModelIR) -> tuple[ModelIR, dict[int, Gate]] | None:
-    """(base IR, {flat index: new gate}) if `ir` came from `replaced` with every gate on its old
-    qubits (so the same time slots), else None."""
-    hit = _DERIVED.get(id(ir))
-    return (hit[1], hit[2]) if hit is not None and hit[0] is ir else None
 
 
 def gate(name: str, qubits: tuple[int, ...], params: list, kinds: list[str] | None = None) -> Gate:

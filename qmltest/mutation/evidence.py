@@ -14,7 +14,8 @@ from qmltest.errors import QmlTestError
 from qmltest.mutation import criteria, sequential, stats, votes
 from qmltest.mutation import delta as delta_mod
 from qmltest.mutation.evaluate import Data, Evaluator, seed_of
-from qmltest.mutation.options import NULL_COPIES, Candidate, Options
+from qmltest.mutation.mutant import Mutant
+from qmltest.mutation.options import NULL_COPIES, Options
 from qmltest.parallel import TaskError
 
 
@@ -64,7 +65,7 @@ class EvalShared:
     opts: Options
 
 
-def shipped(original: Model, cand: Candidate, remote: bool) -> Candidate:
+def shipped(original: Model, cand: Mutant, remote: bool) -> Mutant:
     """The candidate as a task item; for remote workers its mutant as a delta from the original
     (see `delta`): in-process there is nothing to pickle, so the model goes as it is."""
     if cand.model is None or not remote:
@@ -74,7 +75,7 @@ def shipped(original: Model, cand: Candidate, remote: bool) -> Candidate:
     return replace(cand, evidence=dict(cand.evidence), model=None, delta=delta_mod.delta_of(original, cand.model))
 
 
-def _evaluate_task(shared: EvalShared, cand: Candidate) -> tuple[dict[str, dict], list[int]]:
+def _evaluate_task(shared: EvalShared, cand: Mutant) -> tuple[dict[str, dict], list[int]]:
     """Evidence of one candidate on the suites it has none for yet, and the original's gates it
     touches (found here rather than in the client, which on a small machine shares the cores)."""
     if cand.delta is not None:
@@ -97,7 +98,7 @@ def correct_mask(original: Model, evaluator: Evaluator, suite: Data) -> np.ndarr
     return original.predict(evaluator.original_probs(suite)) == suite.y
 
 
-def evidence_for(cand: Candidate, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:
+def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:
     """Every criterion's kill evidence of one mutant on one suite (or its incompetence): the
     statistical (p, d) pairs, the vote p-values of the majority criterion, one literal vote per
     input (majority-literal) and, with --sequential, each criterion's sequential decision."""
@@ -178,12 +179,12 @@ def sequential_evidence(
     }
 
 
-def null_copies(original: Model, count: int = NULL_COPIES) -> list[Candidate]:
+def null_copies(original: Model, count: int = NULL_COPIES) -> list[Mutant]:
     """`count` identical copies of the original, evaluated like mutants (the null control)."""
-    return [Candidate(f"null{r:03d}", "null", "", "", original, "scored") for r in range(count)]
+    return [Mutant(f"null{r:03d}", "null", "", "", original, "scored") for r in range(count)]
 
 
-def null_evidence(copies: list[Candidate], results: list[object], suites: list[Data]) -> dict[str, dict]:
+def null_evidence(copies: list[Mutant], results: list[object], suites: list[Data]) -> dict[str, dict]:
     """Per suite, the evidence of every identical copy: the rate at which such copies are 'killed'
     is the criterion's false-kill rate."""
     out: dict[str, dict] = {s.name: {} for s in suites}

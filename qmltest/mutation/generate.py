@@ -14,11 +14,10 @@ Every draw is seeded by its tag and every evaluation by its mutant's id, so both
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable
 from collections.abc import Generator as Coroutine
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -26,6 +25,7 @@ import numpy as np
 from qmltest.artifact import Model
 from qmltest.mutation import stats
 from qmltest.mutation.evaluate import Data, Evaluator, seed_of
+from qmltest.mutation.mutant import Mutant, content, mutant_id
 from qmltest.mutation.operators import Operator
 from qmltest.mutation.scope import Scope
 
@@ -41,69 +41,6 @@ class Settings:
     tau_rse: float = 0.05
     tau_trivial: float = 0.75
     max_steps: int = 12
-
-
-@dataclass
-class Mutant:
-    id: str
-    operator: str
-    percentage: float
-    notes: list[str]
-    model: Model
-    status: str = "ok"  # ok | equivalent | incompetent: ...
-    accuracies: np.ndarray | None = None
-    p_value: float = math.nan
-    effect_size: float = math.nan
-    killable: bool = False
-    nontrivial: bool = False
-    kills: dict[str, list] = field(default_factory=dict)
-
-    @property
-    def effective(self) -> bool:
-        return self.status == "ok" and self.killable and self.nontrivial
-
-    @property
-    def mean_accuracy(self) -> float:
-        return float(np.mean(self.accuracies)) if self.accuracies is not None else math.nan
-
-    def record(self) -> dict:
-        """What the run folder keeps for resuming: everything but the model itself."""
-        return {
-            "id": self.id,
-            "operator": self.operator,
-            "percentage": self.percentage,
-            "notes": self.notes,
-            "status": self.status,
-            "accuracies": None if self.accuracies is None else [float(a) for a in self.accuracies],
-            "p_value": self.p_value,
-            "effect_size": self.effect_size,
-            "killable": self.killable,
-            "nontrivial": self.nontrivial,
-            "kills": self.kills,
-        }
-
-    @classmethod
-    def from_record(cls, rec: dict, model: Model) -> Mutant:
-        acc = rec.get("accuracies")
-        return cls(
-            rec["id"],
-            rec["operator"],
-            rec["percentage"],
-            list(rec["notes"]),
-            model,
-            rec["status"],
-            None if acc is None else np.asarray(acc, dtype=float),
-            float(rec["p_value"]),
-            float(rec["effect_size"]),
-            bool(rec["killable"]),
-            bool(rec["nontrivial"]),
-            dict(rec.get("kills", {})),
-        )
-
-
-def mutant_id(original_sha: str, operator: str, qasm_text: str) -> str:
-    """Content address: the same mutant circuit of the same model is the same mutant."""
-    return hashlib.sha256(f"{original_sha}\x1f{operator}\x1f{qasm_text}".encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -145,6 +82,7 @@ class Generator:
         self.seed = seed
         self.records = records if records is not None else {}  # finished mutants of an earlier run
         self.cache: dict[str, Mutant] = {}
+        self.keys: dict = {}  # canonical forms' per-layer keys (`canonical`), owned by this generator
         self.on_mutant = on_mutant
 
     @cached_property
@@ -152,24 +90,28 @@ class Generator:
         """The original's accuracy distribution on the reference data (the set-level verdict)."""
         return self.evaluator.original_accuracies(self.reference)
 
-    def make(self, operator: Operator, scope: Scope, percentage: float, tag: str) -> Mutant | None:
+    def make(self, operator: Operator, scope: Scope, percentage: float, tag: str, cell: str = "all") -> Mutant | None:
+        """One draw at `percentage`, seeded by its tag; its evaluation comes from the cache, an
+        earlier run's records (a function of the id) or a fresh simulation."""
         rng = np.random.default_rng(seed_of(self.seed, operator.name, tag))
         result = operator.mutate(self.original.ir, scope, percentage, rng)
         if result is None:
             return None
         new_ir, notes = result
+        site = "; ".join(notes)
         try:
             model = self.original.with_ir(new_ir)
         except Exception as exc:  # the mutant cannot be written as QASM3: incompetent
-            mid = mutant_id(self.original.sha256, operator.name, repr(notes))
-            return Mutant(mid, operator.name, percentage, notes, self.original, f"incompetent: {exc}")
-        mid = mutant_id(self.original.sha256, operator.name, model.qasm_text)
+            mid = mutant_id(self.original.sha256, operator.name, "", content(None, fallback=repr(notes)))
+            return Mutant(mid, operator.name, cell, site, self.original, f"incompetent: {exc}", percentage)
+        mid = mutant_id(self.original.sha256, operator.name, "", content(model, self.keys))
         if mid in self.cache:
             return self.cache[mid]
-        if mid in self.records:  # its evaluation (a function of its id); percentage and notes are this draw's
-            mutant = replace(Mutant.from_record(self.records[mid], model), percentage=percentage, notes=notes)
+        if mid in self.records:  # its evaluation (a function of its id); percentage and site are this draw's
+            mutant = Mutant.from_record(self.records[mid], model, cell)
+            mutant.percentage, mutant.site = percentage, site
         else:
-            mutant = Mutant(mid, operator.name, percentage, notes, model)
+            mutant = Mutant(mid, operator.name, cell, site, model, "ok", percentage)
             self.evaluate(mutant)
             if self.on_mutant:
                 self.on_mutant(mutant)
@@ -177,6 +119,8 @@ class Generator:
         return mutant
 
     def evaluate(self, mutant: Mutant) -> None:
+        """Algorithm 1's verdict on one mutant: killable (Eq. 2-3 against a fresh draw of the
+        original's distribution) and non-trivial (tau_trivial), kept in `mutant.search`."""
         probs, status = self.evaluator.mutant_probs(mutant.model, self.reference)
         mutant.status = status
         if status != "ok" or probs is None:
@@ -187,9 +131,12 @@ class Generator:
         baseline = self.evaluator.original_accuracies(self.reference, None, f"vs/{mutant.id}")
         verdict = stats.is_killed(baseline, acc, self.settings.alpha, self.settings.effect)
         mutant.accuracies = acc
-        mutant.p_value, mutant.effect_size = verdict.p_value, verdict.effect_size
-        mutant.killable = verdict.killed
-        mutant.nontrivial = stats.is_nontrivial(acc, self.settings.tau_trivial)
+        mutant.search = {
+            "p_value": verdict.p_value,
+            "effect_size": verdict.effect_size,
+            "killable": bool(verdict.killed),
+            "nontrivial": bool(stats.is_nontrivial(acc, self.settings.tau_trivial)),
+        }
 
     def run(self, operator: Operator, scope: Scope, cell: str = "all") -> tuple[list[Mutant], list[Mutant], list[Step]]:
         """(effective mutants, every mutant generated, search log), each draw made here in turn."""
@@ -197,7 +144,7 @@ class Generator:
         try:
             draws = next(search)
             while True:
-                draws = search.send([self.make(operator, scope, p, tag) for p, tag in draws])
+                draws = search.send([self.make(operator, scope, p, tag, cell) for p, tag in draws])
         except StopIteration as stop:
             return stop.value
 

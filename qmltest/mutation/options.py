@@ -1,19 +1,20 @@
-"""What decides a mutation run: the operator suites, strategies, defaults, the options record and the
-candidate (one generated mutant on its way through the pipeline)."""
+"""What decides a mutation run: the operator suites, strategies, defaults and the options record
+(the mutant record is `mutation.mutant`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
 
-from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.mutation import criteria
-from qmltest.mutation import delta as delta_mod
 from qmltest.mutation.generate import Settings
 from qmltest.mutation.scope import Scope
 
 FORMAT = "qmltest.mutation/3"
+"""The report's format."""
+RUN_FORMAT = "qmltest.mutation-run/4"
+"""The run folder's format: 4 keeps one mutant record per search draw and ids from canonical forms."""
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
 STRATEGIES = ("search", "directed", "exhaustive")
 NULL_COPIES = 200
@@ -133,21 +134,3 @@ class Options:
         d = asdict(self)
         d["operators"] = list(self.operators)
         return d
-
-
-@dataclass
-class Candidate:
-    """A generated mutant: where it came from, its model (None when incompetent, and once it is
-    scored and saved) and its evidence."""
-
-    id: str
-    operator: str
-    cell: str
-    site: str
-    model: Model | None
-    status: str  # scored | not-effective | equivalent | incompetent: ...
-    percentage: float | None = None
-    search: dict = field(default_factory=dict)
-    touched: list[int] = field(default_factory=list)
-    evidence: dict[str, dict] = field(default_factory=dict)
-    delta: delta_mod.Delta | None = None  # set instead of `model` on the way to a worker

@@ -27,7 +27,7 @@ import numpy as np
 from qmltest import parallel, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.mutation import runfolder, sites
+from qmltest.mutation import registry, runfolder, sites
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipeline's public names)
     EvalShared,
@@ -41,13 +41,13 @@ from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipelin
     shipped,
     touched_gates,
 )
+from qmltest.mutation.mutant import Mutant
 from qmltest.mutation.options import (  # noqa: F401
     DEFAULTS,
     FORMAT,
     NULL_COPIES,
     OPERATOR_SUITES,
     STRATEGIES,
-    Candidate,
     Cell,
     Options,
 )
@@ -67,17 +67,17 @@ from qmltest.parallel import TaskError
 from qmltest.simulate.device import meta as device_meta
 
 
-def iter_sites(original: Model, opts: Options, progress: Callable[..., None], generation: dict) -> Iterator[Candidate]:
-    """Every (directed) site of the QML / classic operators, one candidate at a time; duplicates
-    skipped and counted in `generation` once the last one is made."""
-    ops = sites.operators(opts.suite, list(opts.operators) or None, opts.seed)
+def iter_sites(
+    original: Model, planned: sites.Plan, progress: Callable[..., None], generation: dict
+) -> Iterator[Mutant]:
+    """Every planned site of the QML / classic operators, one mutant at a time; duplicates skipped
+    and counted in `generation` once the last one is made."""
     skipped: dict[str, dict[str, int]] = {}
-    per_op: dict[str, dict] = {op.name: {"generated": 0, "skipped": {}} for op in ops}
-    for g in sites.iter_generate(original, ops, opts.strategy, skipped):
-        status = "scored" if g.status == "pending" else g.status
-        per_op[g.site.operator]["generated"] += 1
+    per_op: dict[str, dict] = {op.name: {"generated": 0, "skipped": {}} for op, _, _ in planned.sites}
+    for m in sites.iter_generate(original, planned, skipped):
+        per_op[m.operator]["generated"] += 1
         progress(1)
-        yield Candidate(g.id, g.site.operator, "all", g.site.describe(), g.model, status)
+        yield m
     for name, counts in skipped.items():
         per_op[name]["skipped"] = counts
     generation["cells"] = {"all": per_op}
@@ -253,12 +253,12 @@ class _Run:
         self.copies = null_copies(original, opts.null_copies)
         self.remote = where is not None and not where.local  # mutants travel as deltas only to workers
         self.null_results: dict[int, object] = {}
-        self.cands: list[Candidate] = []
-        self.pending: list[Candidate] = []
+        self.cands: list[Mutant] = []
+        self.pending: list[Mutant] = []
         self.generation: dict = {}
         self.gen_seconds = 0.0
 
-    def _stream(self) -> tuple[Iterator[Candidate], int]:
+    def _stream(self) -> tuple[Iterator[Mutant], int]:
         """The candidates of the run's strategy, and how many there will be (at most)."""
         opts = self.opts
         if opts.strategy == "search":
@@ -275,12 +275,12 @@ class _Run:
             )
             self.generation.update(found)
             return iter(made), len(made)
-        ops = sites.operators(opts.suite, list(opts.operators) or None, opts.seed)
-        total = sites.site_count(self.original, ops, opts.strategy)
-        self.tick(0, more=total)  # one tick per site made; duplicates come off the total at the end
-        return iter_sites(self.original, opts, self.tick, self.generation), total
+        ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
+        planned = sites.plan(self.original, ops, opts.strategy)
+        self.tick(0, more=planned.total)  # one tick per site made; duplicates come off the total at the end
+        return iter_sites(self.original, planned, self.tick, self.generation), planned.total
 
-    def _take(self, cand: Candidate) -> object | None:
+    def _take(self, cand: Mutant) -> object | None:
         """Record a new candidate; the task to send when it still lacks evidence for a suite."""
         self.cands.append(cand)
         rec = self.folder.records.get(cand.id, {})

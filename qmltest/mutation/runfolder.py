@@ -14,7 +14,7 @@ import numpy as np
 from qmltest import artifact, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.mutation.options import FORMAT
+from qmltest.mutation.options import RUN_FORMAT
 from qmltest.runlock import RunLock
 from qmltest.splice import Splicer
 
@@ -61,14 +61,18 @@ class RunFolder:
             )
         if meta.exists():
             old = report.read_json(meta)
-            if not isinstance(old, dict) or old.get("format") != FORMAT:
-                raise InputError(f"{meta}: not a {FORMAT} run folder: use --force or another --out")
+            found = old.get("format") if isinstance(old, dict) else None
+            if found != RUN_FORMAT:
+                raise InputError(
+                    f"{path}: a run folder of format {found or 'unknown'}, this qmltest resumes {RUN_FORMAT} "
+                    "(mutant ids and records changed): use --force or another --out"
+                )
             if old.get("fingerprint") != fingerprint:
                 raise InputError(
                     f"{path}: made with other settings (model, data, seed, shots or repeats): "
                     "use --force or another --out"
                 )
-        report.write_text_atomic(meta, report.to_json({"format": FORMAT, "fingerprint": fingerprint}))
+        report.write_text_atomic(meta, report.to_json({"format": RUN_FORMAT, "fingerprint": fingerprint}))
         artifact.save(original.exported(), path / "original")
         if log.is_dir():
             raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")

@@ -12,10 +12,11 @@ from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.mutation import criteria, stats
 from qmltest.mutation.evaluate import seed_of
-from qmltest.mutation.options import FORMAT, Candidate
+from qmltest.mutation.mutant import Mutant
+from qmltest.mutation.options import FORMAT
 
 
-def candidate_row(c: Candidate) -> dict:
+def candidate_row(c: Mutant) -> dict:
     status = c.status
     if status == "scored":
         evs = list(c.evidence.values())

@@ -3,6 +3,7 @@ and cell, in-process or with its draws fanned out to workers (the feedback drive
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,8 +16,9 @@ from qmltest.mutation import delta as delta_mod
 from qmltest.mutation import operators as qf_ops
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.evidence import _finite
-from qmltest.mutation.generate import Generator, Mutant, Step
-from qmltest.mutation.options import Candidate, Cell, Options
+from qmltest.mutation.generate import Generator, Step
+from qmltest.mutation.mutant import Mutant
+from qmltest.mutation.options import Cell, Options
 from qmltest.mutation.runfolder import RunFolder
 from qmltest.parallel import TaskError
 
@@ -32,7 +34,7 @@ def generate_search(
     folder: RunFolder,
     progress: Callable[[int], None],
     where: parallel.Plan | None = None,
-) -> tuple[list[Candidate], dict]:
+) -> tuple[list[Mutant], dict]:
     """QuanForge Algorithm 1 per cell and operator; effective mutants are scored. On workers every
     search runs at once and each stability round's draws are split over the workers."""
     names = list(opts.operators) or list(qf_ops.REGISTRY)
@@ -54,7 +56,7 @@ def generate_search(
     else:
         results = _search_on_workers(original, reference, evaluator, opts, records, items, where, on_mutant, progress)
     table: dict[str, dict] = {cell.name: {} for cell in cells}
-    cands: dict[str, Candidate] = {}
+    cands: dict[str, Mutant] = {}
     for (cell, name), result in zip(items, results):
         if isinstance(result, TaskError):
             raise QmlTestError(f"the search for {name} in cell '{cell.name}' failed: {result.message}")
@@ -66,23 +68,7 @@ def generate_search(
                 if m.id in chosen and cands[m.id].status == "not-effective":
                     cands[m.id].status = "scored"
                 continue
-            status = "scored" if m.id in chosen else ("not-effective" if m.status == "ok" else m.status)
-            cands[m.id] = Candidate(
-                m.id,
-                m.operator,
-                cell.name,
-                "; ".join(m.notes),
-                m.model if not m.status.startswith("incompetent") else None,
-                status,
-                round(m.percentage, 6),
-                {
-                    "mean_accuracy": _finite(round(m.mean_accuracy, 6)) if m.accuracies is not None else None,
-                    "p_value": _finite(m.p_value),
-                    "effect_size": _finite(m.effect_size),
-                    "killable": m.killable,
-                    "nontrivial": m.nontrivial,
-                },
-            )
+            cands[m.id] = _reported(m, cell.name, m.id in chosen)
     generation = {
         "reference": {
             "name": reference.name,
@@ -92,6 +78,23 @@ def generate_search(
         "cells": table,
     }
     return [cands[k] for k in sorted(cands)], generation
+
+
+def _reported(m: Mutant, cell: str, chosen: bool) -> Mutant:
+    """A search draw as the report keeps it: its final status, the cell it was first drawn in, the
+    verdict rounded (the draw itself stays untouched: the cache may hand it to another cell)."""
+    incompetent = m.status.startswith("incompetent")
+    status = "scored" if chosen else ("not-effective" if m.status == "ok" else m.status)
+    v = m.search
+    search = {
+        "mean_accuracy": _finite(round(m.mean_accuracy, 6)) if m.accuracies is not None else None,
+        "p_value": _finite(v.get("p_value", math.nan)),
+        "effect_size": _finite(v.get("effect_size", math.nan)),
+        "killable": bool(v.get("killable")),
+        "nontrivial": bool(v.get("nontrivial")),
+    }
+    model = None if incompetent else m.model
+    return Mutant(m.id, m.operator, cell, m.site, model, status, round(m.percentage or 0.0, 6), search)
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,7 @@ def _draw_task(shared: SearchShared, item: tuple) -> tuple[Mutant, delta_mod.Del
     _, _, _, cell, name, percentage, tag = item
     o = shared.opts
     gen = Generator(shared.original, shared.reference, shared.evaluator, o.settings, o.seed, shared.records)
-    m = gen.make(_operator(o, name), cell.scope, percentage, tag)
+    m = gen.make(_operator(o, name), cell.scope, percentage, tag, cell.name)
     if m is None:
         return None
     model = m.model
@@ -213,11 +216,11 @@ def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[
         "generated": len(generated),
         "equivalent": sum(m.status == "equivalent" for m in generated),
         "incompetent": sum(m.status.startswith("incompetent") for m in generated),
-        "killable": sum(m.killable for m in scored),
-        "nontrivial": sum(m.nontrivial for m in scored),
+        "killable": sum(bool(m.search.get("killable")) for m in scored),
+        "nontrivial": sum(bool(m.search.get("nontrivial")) for m in scored),
         "effective": len(effective),
-        "KR": sum(m.killable for m in scored) / n if n else None,
-        "NR": sum(m.nontrivial for m in scored) / n if n else None,
+        "KR": sum(bool(m.search.get("killable")) for m in scored) / n if n else None,
+        "NR": sum(bool(m.search.get("nontrivial")) for m in scored) / n if n else None,
         "mean_effective_accuracy": float(np.mean([m.mean_accuracy for m in effective])) if effective else None,
         "search": [s.to_dict() for s in log],
     }

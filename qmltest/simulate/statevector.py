@@ -33,13 +33,18 @@ class Op:
 
 
 _OPS_BY_KEY: dict[tuple, np.ndarray] = {}
+OPS_CACHE_SIZE = 50_000
+"""Matrices of fixed gates by (name, size, angles); bounded: every PF/APC mutant adds new angles."""
 
 
 def _fixed(operation) -> np.ndarray:
     key = (operation.name, operation.num_qubits, tuple(float(p) for p in operation.params))
-    if key not in _OPS_BY_KEY:
-        _OPS_BY_KEY[key] = np.asarray(Operator(operation).data, dtype=complex)
-    return _OPS_BY_KEY[key]
+    hit = _OPS_BY_KEY.get(key)
+    if hit is None:
+        if len(_OPS_BY_KEY) >= OPS_CACHE_SIZE:
+            _OPS_BY_KEY.clear()
+        hit = _OPS_BY_KEY[key] = np.asarray(Operator(operation).data, dtype=complex)
+    return hit
 
 
 def compile_op(operation, qubits: tuple[int, ...]) -> Op | None:
