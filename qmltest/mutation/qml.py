@@ -22,6 +22,13 @@ from qmltest.mutation import edit
 from qmltest.mutation.edit import Row
 
 DIRECTED_ANGLES = (math.pi / 2, math.pi)
+"""DFC's targeted values (Sec. IV-C2: radians in [-pi, pi] that break the feature map's symmetry)."""
+APC_VALUES = {
+    "add": (-math.pi / 2, math.pi / 2, math.pi),
+    "scale": (-math.pi, -math.pi / 2, math.pi / 2, math.pi),
+}
+"""APC's targeted values (Sec. IV-C1: known radians such as pi/2 and pi, within [-pi, pi]). Adding -pi
+is left out: R(theta - pi) = -R(theta + pi), a global phase of the add-pi mutant, so it is redundant."""
 SAMPLED = 3  # sampled values per site when directed values are not used
 
 
@@ -118,7 +125,8 @@ class QmlOperator:
 
 
 class APC(QmlOperator):
-    """Ansatz Parameter Change: a unit's weights zeroed, sign-flipped, shifted or scaled."""
+    """Ansatz Parameter Change (Sec. IV-C1): a unit's weights zeroed, sign-flipped, shifted or scaled
+    by the targeted radians `APC_VALUES` (directed) or Gaussian draws from the root seed."""
 
     name, description = "APC", "ansatz parameter change"
 
@@ -129,8 +137,9 @@ class APC(QmlOperator):
             if not any(_weights(model.ir.gates[i]) for i in unit.rotation):
                 continue
             out += [Site(self.name, (u, "zero", 0.0)), Site(self.name, (u, "flip", 0.0))]
-            values = DIRECTED_ANGLES if directed else tuple(float(v) for v in rng.normal(0, 1, SAMPLED))
-            out += [Site(self.name, (u, kind, round(v, 12))) for kind in ("add", "scale") for v in values]
+            for kind in ("add", "scale"):
+                values = APC_VALUES[kind] if directed else tuple(float(v) for v in rng.normal(0, 1, SAMPLED))
+                out += [Site(self.name, (u, kind, round(v, 12))) for v in values]
         return out
 
     def apply(self, model, site):
@@ -163,13 +172,14 @@ class DFC(QmlOperator):
         if model.amplitude:
             return [Site(self.name, ("image", op)) for op in IMAGE_OPS]
         f = len(model.ir.inputs)
-        value = math.pi / 2 if directed else 0.5
+        valued = DIRECTED_ANGLES if directed else (0.5,)
         return [
             Site(self.name, ("pair", i, j, a, b, value))
             for i in range(f)
             for j in range(i + 1, f)
             for a in FEATURE_OPS
             for b in FEATURE_OPS
+            for value in (valued if {a, b} & {"add", "mul"} else valued[:1])  # sign, one_minus take no value
         ]
 
     def apply(self, model, site):
