@@ -484,7 +484,12 @@ def qcov_fuzzing(size: Size) -> Table:
         x, y = datasets.select("mnist", "test", model.classes, size.fuzz_per_class, 0)
         yi = label_indices(model, y)
         keep = model.predict(model.probabilities(x)) == yi
-        for mode, budget in (("fixed budget", size.fuzz_budget), ("until queue empty", size.exhaust_cap)):
+        modes = (
+            ("fixed budget", size.fuzz_budget, "fifo"),
+            ("until queue empty", size.exhaust_cap, "fifo"),
+            ("DeepHunter-style schedule", size.fuzz_budget, "prob"),
+        )
+        for mode, budget, schedule in modes:
             stats: dict[str, list] = {g: [] for g in GUIDES}
             for seed in size.fuzz_seeds:
                 res = campaign(
@@ -498,6 +503,7 @@ def qcov_fuzzing(size: Size) -> Table:
                     seed,
                     None,
                     where=parallel.plan(size.workers),
+                    schedule=schedule,
                 )
                 for g in GUIDES:
                     stats[g].append(res["guides"][g])
@@ -532,7 +538,10 @@ def qcov_fuzzing(size: Size) -> Table:
         "TSR mutants = failed mutants / generated mutants; TSR seeds = initial seeds with a failing descendant / "
         "initial seeds. Guided rows: the claim is 'guide > random', tested over the paired campaign seeds "
         "(Wilcoxon signed-rank, two-sided, alpha 0.05): 'inconclusive' when the seeds cannot tell, 'differs' "
-        "when random is significantly better. The random row compares its mean with the paper's 21.5%."
+        "when random is significantly better. The random row compares its mean with the paper's 21.5%. "
+        "'DeepHunter-style schedule' is one more attempt at the guided advantage (issue 33): seeds stay in a "
+        "pool and a seed fuzzed f times is picked with probability max(1 - f/20, 0.1), newer seeds first, "
+        f"{size.fuzz_budget} mutants per guide (`qmltest fuzz --schedule prob`)."
     )
     t.plot = lambda tab, path: _bars(
         tab, path, "TSR mutants %", "TSR paper %", lambda r: f"{r['model']} {r['guide']}\n{r['mode']}"

@@ -28,7 +28,7 @@ from qmltest.coverage.profile import bounds as profile_bounds
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
-from qmltest.fuzz.loop import GUIDES
+from qmltest.fuzz.loop import GUIDES, SCHEDULES
 from qmltest.fuzz.run import campaign
 
 
@@ -56,6 +56,10 @@ def fuzz(
     bounds: str = typer.Option("minmax", help="minmax, sigma or mad."),
     seed: int = typer.Option(0, min=0, help="Seed of every random choice."),
     seeds_list: str = typer.Option(None, help="Several campaign seeds, e.g. 1,2,3: the mean TSR per guide."),
+    schedule: str = typer.Option(
+        "fifo",
+        help="fifo (QCov Algorithm 1: each seed popped once) or prob (DeepHunter-style: picked by fuzz count).",
+    ),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (failures, PNGs, per-guide JSON; resumable)."),
     json_out: Path = typer.Option(None, "--json", help="Write the comparison as JSON ('-' for stdout)."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
@@ -75,6 +79,8 @@ def fuzz(
     guides = list(GUIDES) if guide == "all" else [guide]
     if any(g not in GUIDES for g in guides):
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
+    if schedule not in SCHEDULES:
+        raise InputError(f"unknown --schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
     check_range("--budget", budget, 1, 10**7)
     check_range("--k", k, 1, 100_000)
     check_range("--top-k", top_k, 1, 2**20)
@@ -114,6 +120,7 @@ def fuzz(
             lambda g: advance(1),
             where=where,
             seeds_list=runs,
+            schedule=schedule,
         )
     timing = result.pop("timing")
     write_output(json_out, report.to_json(result))

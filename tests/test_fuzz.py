@@ -208,3 +208,30 @@ def test_a_guide_file_without_its_summary_fields_is_a_damaged_folder(iris_model,
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"ksc.json: this run folder is damaged \(no 'tsr'\)"):
         campaign(model, x, y, None, b, ["ksc"], 40, 5, tmp_path / "a", k=10)
+
+
+def test_prob_schedule_selection_and_campaign(iris_model, tmp_path) -> None:
+    """DeepHunter-style selection: a seed fuzzed f times is accepted with probability
+    max(1 - f / GAMMA, P_MIN), so fresh seeds are picked more often than worn ones (checked
+    against that formula within 5 standard errors); a 'prob' campaign runs to its budget (its
+    pool never empties), is repeatable, and differs from the FIFO one."""
+    from qmltest.fuzz import loop
+
+    rng = np.random.default_rng(0)
+    worn = [0, int(loop.GAMMA) * 2]  # a fresh seed and one far past (1 - P_MIN) x GAMMA
+    hits = np.zeros(2)
+    for _ in range(20000):
+        f = list(worn)
+        hits[loop.pick(f, 1, rng)[0]] += 1
+    share = hits[1] / hits.sum()
+    expected = loop.P_MIN / (1 + loop.P_MIN)
+    assert abs(share - expected) < 5 * np.sqrt(expected * (1 - expected) / hits.sum())
+    model, x, y, b = _setup(iris_model)
+    a = campaign(model, x, y, None, b, ["ksc"], 120, 5, tmp_path / "a", k=10, schedule="prob")
+    again = campaign(model, x, y, None, b, ["ksc"], 120, 5, tmp_path / "b", k=10, schedule="prob")
+    fifo = campaign(model, x, y, None, b, ["ksc"], 120, 5, None, k=10)
+    assert a["guides"]["ksc"]["iterations"] == 120 and a["guides"]["ksc"]["stop"] == "budget"
+    assert (tmp_path / "a" / "ksc.json").read_bytes() == (tmp_path / "b" / "ksc.json").read_bytes()
+    assert a["guides"] == again["guides"] and a["guides"] != fifo["guides"]
+    with pytest.raises(InputError, match="unknown schedule"):
+        campaign(model, x, y, None, b, ["ksc"], 10, 5, None, schedule="lifo")

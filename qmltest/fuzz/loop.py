@@ -7,6 +7,11 @@ discarded. Mutants are simulated in
 batches popped from the queue head, then judged one by one in order, so decisions are those of the
 sequential algorithm. Random testing mutates uniformly chosen initial seeds with no feedback.
 Reported failures are re-checked with the Aer reference simulator.
+
+Schedule 'prob' is a DeepHunter-style alternative to the FIFO queue (Xie et al. 2019): seeds stay
+in a pool, and a seed already fuzzed f times is picked with probability max(1 - f / GAMMA, P_MIN)
+(rejection sampling over the pool, newer seeds tried first), each pick mutated `per_seed` times;
+the campaign ends on its budget, never on an empty queue.
 """
 
 from __future__ import annotations
@@ -25,6 +30,21 @@ from qmltest.errors import InputError
 from qmltest.fuzz.mutators import Seed
 
 GUIDES = ("ksc", "scc", "tsc", "random")
+SCHEDULES = ("fifo", "prob")
+GAMMA, P_MIN = 20.0, 0.1
+
+
+def pick(fuzzed: list[int], count: int, rng: np.random.Generator) -> list[int]:
+    """`count` pool indices, each accepted with probability max(1 - f / GAMMA, P_MIN) for a seed
+    fuzzed f times; candidates come newest first with random offsets (DeepHunter-style selection)."""
+    out: list[int] = []
+    n = len(fuzzed)
+    while len(out) < count:
+        i = n - 1 - int(rng.integers(n)) if rng.random() < 0.5 else int(rng.integers(n))
+        if rng.random() < max(1.0 - fuzzed[i] / GAMMA, P_MIN):
+            out.append(i)
+            fuzzed[i] += 1
+    return out
 
 
 @dataclass
@@ -96,7 +116,10 @@ def fuzz(
     recheck_backend: str = "aer",
     per_seed: int = 10,
     register: str = "all",
+    schedule: str = "fifo",
 ) -> Outcome:
+    if schedule not in SCHEDULES:
+        raise InputError(f"unknown schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
     if guide not in GUIDES:
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
     if budget < 1:
@@ -106,9 +129,13 @@ def fuzz(
     cov = Coverage(measure.criteria(k, top_k), bounds)
     cov.add(model.probabilities(np.array([s.x for s in seeds]), register=register))
     queue: deque[Seed] = deque(seeds)
+    pool, fuzzed = list(seeds), [0] * len(seeds)  # schedule 'prob': the pool never shrinks
     while result.iterations < budget:
         if guide == "random":
             parents = [seeds[int(i)] for i in rng.integers(len(seeds), size=min(batch, budget - result.iterations))]
+        elif schedule == "prob":
+            picked = pick(fuzzed, max(1, batch // per_seed), rng)
+            parents = [pool[i] for i in picked for _ in range(per_seed)][: budget - result.iterations]
         else:
             if not queue:
                 result.stop = "queue empty"
@@ -137,12 +164,14 @@ def fuzz(
             elif cov.would_gain(p)[guide] > 0:
                 cov.add(p)
                 queue.append(child)
+                pool.append(child)
+                fuzzed.append(0)
                 result.enqueued += 1
             result.coverage_trace.append(cov.values())
-        result.max_queue = max(result.max_queue, len(queue))
+        result.max_queue = max(result.max_queue, len(pool) if schedule == "prob" else len(queue))
     if not result.stop:
         result.stop = "budget"
-    result.final_queue = len(queue)
+    result.final_queue = len(pool) if schedule == "prob" else len(queue)
     result.failures = recheck(model, result, recheck_backend)
     result.seconds = time.perf_counter() - start
     return result

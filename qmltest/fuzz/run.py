@@ -22,7 +22,7 @@ from qmltest.artifact import Model
 from qmltest.coverage.criteria import Bounds
 from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
-from qmltest.fuzz.loop import Outcome, fuzz
+from qmltest.fuzz.loop import SCHEDULES, Outcome, fuzz
 from qmltest.mutation.evaluate import digest, seed_of
 from qmltest.runlock import RunLock
 from qmltest.simulate import backend as backend_mod
@@ -75,6 +75,7 @@ class FuzzShared:
     k: int
     top_k: int
     register: str
+    schedule: str = "fifo"
 
 
 def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
@@ -92,6 +93,7 @@ def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
         shared.k,
         shared.top_k,
         register=shared.register,
+        schedule=shared.schedule,
     )
 
 
@@ -125,9 +127,12 @@ def campaign(
     register: str = "all",
     where: parallel.Plan | None = None,
     seeds_list: list[int] | None = None,
+    schedule: str = "fifo",
 ) -> dict:
     """Run the guides (under each seed of `seeds_list`, or `seed`); the report's 'timing' entry is
     for the caller to print, not to save. Guides x seeds are independent tasks (`where`)."""
+    if schedule not in SCHEDULES:
+        raise InputError(f"unknown schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
     with locked_folder(out):
         mutator = mutators.for_data(x, image_shape)
         seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))
@@ -149,6 +154,7 @@ def campaign(
                 seeds=len(x),
                 register=register,
                 **identity,
+                **({} if schedule == "fifo" else {"schedule": schedule}),  # fifo folders keep their hashes
             )
             for s in runs
         }
@@ -182,7 +188,7 @@ def campaign(
             if progress:
                 progress(guide)
 
-        shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register)
+        shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register, schedule)
         parallel.run_tasks(_fuzz_task, shared, todo, where, done)
         reports = {s: _report(model, s, configs[s], {g: results[s][g] for g in guides}) for s in runs}
         if not seeds_list:
