@@ -202,3 +202,26 @@ def test_mutate_and_cover_reports_record_the_device(tmp_path) -> None:
     res = runner.invoke(app, ["cover", model, "--profile", str(prof), "--json", "-", *target])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["meta"]["device"]["readout_physical_qubits"] == dev["readout_physical_qubits"]
+
+
+@pytest.mark.parametrize("name", DEVICES)
+def test_the_active_qubits_alone_give_the_whole_devices_probabilities(name) -> None:
+    """`compact` (the active physical qubits, their own noise) against AerSimulator.from_backend's
+    density matrix of the whole transpiled circuit: equal to 1e-9."""
+    from qiskit_aer import AerSimulator
+
+    from qmltest.noise import build
+    from qmltest.simulate import aer, device
+
+    model = artifact.load(MODELS / "zzfm-su2-iris")
+    raw = np.random.default_rng(3).uniform(0, 1, (4, 4))
+    ours = model.probabilities(raw, noise=targets.parse(f"fake:{name}"))
+    job = model.job()
+    t = device.transpiled(job.circuit, list(job.measured), name, seed=0)
+    own = {p.name: p for p in t.circuit.parameters}
+    bound = [own.get(p.name, p) for p in job.inputs]
+    sim = AerSimulator.from_backend(device.backend(name), method="density_matrix")
+    full = aer.run_batch(sim, t.circuit, list(t.measured), bound, model.encode(raw), False, True, 1, transpiled=True)
+    full = build.confused(full, device.readout_confusion(name, t.measured))
+    assert np.max(np.abs(ours - full)) < 1e-9
+    assert len(device.compact(t)[1]) < device.backend(name).num_qubits or name == "FakeManilaV2"
