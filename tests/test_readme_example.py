@@ -73,8 +73,8 @@ def test_readme_worked_example(tmp_path):
     assert fuzz["iterations"] == 200 and fuzz["tsr"] == fuzz["failures"] / 200
     assert np.isfinite(fuzz["final_coverage"]["ksc"])
     diff = json.loads((tmp_path / "work/diff.json").read_text())
-    assert diff["b"]["target"] == "fake:FakeManilaV2" and diff["tvd_max"] > 0  # the device moves the outputs
+    assert diff["b"]["target"] == "fake:FakeTorino" and diff["tvd_max"] > 0  # the device moves the outputs
     assert diff["inputs"] == 30 and 0 <= diff["disagree"] <= 30
-    manila = json.loads((tmp_path / "work/mutation-manila.json").read_text())
-    assert manila["meta"]["noise"]["name"] == "fake:FakeManilaV2"
-    assert {m["id"] for m in manila["mutants"]} == {m["id"] for m in mutation["mutants"]}  # the same mutants
+    torino = json.loads((tmp_path / "work/mutation-torino.json").read_text())
+    assert torino["meta"]["noise"]["name"] == "fake:FakeTorino" and torino["meta"]["device"]["device_qubits"] == 133
+    assert {m["id"] for m in torino["mutants"]} == {m["id"] for m in mutation["mutants"]}  # the same mutants
