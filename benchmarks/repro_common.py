@@ -29,6 +29,7 @@ class Size:
     attack_per_class: int
     fuzz_models: tuple[str, ...]
     fuzz_seeds: tuple[int, ...]
+    dlfuzz_steps: int
     fuzz_budget: int
     fuzz_per_class: int
     exhaust_cap: int
@@ -53,6 +54,7 @@ FULL = Size(
     attack_per_class=50,
     fuzz_models=("qcl", "qcnn"),
     fuzz_seeds=tuple(range(1, 11)),
+    dlfuzz_steps=500,
     fuzz_budget=1000,
     fuzz_per_class=50,
     exhaust_cap=5000,
@@ -76,6 +78,7 @@ QUICK = Size(
     attack_per_class=5,
     fuzz_models=("qcl",),
     fuzz_seeds=(1,),
+    dlfuzz_steps=50,
     fuzz_budget=60,
     fuzz_per_class=5,
     exhaust_cap=200,

@@ -17,7 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repro_common import FULL, QUICK, Size, Table, _cell, code_digest, commit
-from repro_qcov import qcov_attacks, qcov_fuzzing, qcov_sampling, qcov_table3, qcov_table6, qcov_table9
+from repro_qcov import (
+    qcov_attacks,
+    qcov_fuzzing,
+    qcov_sampling,
+    qcov_sec462,
+    qcov_table3,
+    qcov_table6,
+    qcov_table9,
+)
 from repro_qml import qml_tables
 from repro_quanforge import (
     quanforge_hoeffding,
@@ -55,6 +63,7 @@ def write(t: Table, out: Path, command: str, provenance: dict | None = None) -> 
 
 TABLES: dict[str, Callable[[Size], Table]] = {
     "qcov-table3": qcov_table3,
+    "qcov-sec462": qcov_sec462,
     "qcov-sampling": qcov_sampling,
     "qcov-table9": qcov_table9,
     "qcov-attacks": qcov_attacks,

@@ -168,9 +168,11 @@ def attack(
     high: float,
     rng: np.random.Generator,
     shots: int | None = None,
+    dlfuzz_steps: int = 50,
 ) -> np.ndarray:
     """FGSM (exact gradient, or NES under finite shots), JSMA (theta 1.0, gamma 0.1), DLFuzz
-    (50 steps of epsilon/10) or uniform random noise of the same size; clipped to the value range."""
+    (`dlfuzz_steps` steps of epsilon/10; QCov Sec. 4.3 runs 500) or uniform random noise of the same
+    size; clipped to the value range."""
     span = high - low
     if method == "fgsm":
         grad = input_gradient(model, x, y) if shots is None else nes_gradient(model, x, y, shots, 50, 0.01 * span, rng)
@@ -178,7 +180,7 @@ def attack(
     if method == "jsma":
         return jsma(model, x, y, 1.0, 0.1, low, high)
     if method == "dlfuzz":
-        return dlfuzz(model, x, y, 50, epsilon / 10, epsilon, low, high)
+        return dlfuzz(model, x, y, dlfuzz_steps, epsilon / 10, epsilon, low, high)
     if method == "quantest":
         return quantest(model, x, y, 1.0, 0.05 * epsilon, 50, epsilon, low, high)
     if method == "random":
