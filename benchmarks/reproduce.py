@@ -19,6 +19,7 @@ from pathlib import Path
 from repro_common import FULL, QUICK, Size, Table, _cell, code_digest, commit
 from repro_qcov import (
     qcov_attacks,
+    qcov_fig7,
     qcov_fuzzing,
     qcov_sampling,
     qcov_sec462,
@@ -65,6 +66,7 @@ TABLES: dict[str, Callable[[Size], Table]] = {
     "qcov-table3": qcov_table3,
     "qcov-sec462": qcov_sec462,
     "qcov-sampling": qcov_sampling,
+    "qcov-fig7": qcov_fig7,
     "qcov-table9": qcov_table9,
     "qcov-attacks": qcov_attacks,
     "qcov-table6": qcov_table6,
