@@ -26,6 +26,7 @@ from repro_qcov import (
     qcov_table3,
     qcov_table6,
     qcov_table9,
+    qcov_table13,
 )
 from repro_qml import qml_tables
 from repro_quanforge import (
@@ -68,6 +69,7 @@ TABLES: dict[str, Callable[[Size], Table]] = {
     "qcov-sampling": qcov_sampling,
     "qcov-fig7": qcov_fig7,
     "qcov-table9": qcov_table9,
+    "qcov-table13": qcov_table13,
     "qcov-attacks": qcov_attacks,
     "qcov-table6": qcov_table6,
     "qcov-fuzzing": qcov_fuzzing,
