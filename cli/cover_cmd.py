@@ -119,7 +119,7 @@ def cover(
         "seed": seed,
         "register": register,
         "noise": None if cfg is None else cfg.sha256,
-        "device": device.meta(model, cfg),
+        "device": device.describe(model, cfg),
         "versions": report.versions(),
     }
     if shots_sweep:

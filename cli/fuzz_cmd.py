@@ -28,7 +28,7 @@ from qmltest.coverage.profile import bounds as profile_bounds
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
-from qmltest.fuzz.loop import GUIDES, SCHEDULES
+from qmltest.fuzz.loop import GUIDES, check_schedule
 from qmltest.fuzz.run import campaign
 
 
@@ -79,8 +79,7 @@ def fuzz(
     guides = list(GUIDES) if guide == "all" else [guide]
     if any(g not in GUIDES for g in guides):
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
-    if schedule not in SCHEDULES:
-        raise InputError(f"unknown --schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
+    check_schedule(schedule)
     check_range("--budget", budget, 1, 10**7)
     check_range("--k", k, 1, 100_000)
     check_range("--top-k", top_k, 1, 2**20)

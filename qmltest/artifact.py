@@ -108,7 +108,7 @@ class Model:
             return job(tails[0])
         return job([], tuple(job(t) for t in tails))  # the parent's ops: the program without a basis tail
 
-    @property
+    @cached_property
     def measurement_bases(self) -> int:
         """How many measurement bases the readout needs (1 unless observables do not commute qubit-wise)."""
         return len(readout.basis_tails(self.manifest["readout"]))

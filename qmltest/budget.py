@@ -64,8 +64,9 @@ def decided(counts: np.ndarray, matrix: np.ndarray, alpha: float) -> np.ndarray:
     scores = counts @ matrix / np.maximum(n, 1)[:, None]
     top = np.argmax(scores, axis=1)
     lead = scores[np.arange(len(scores)), top][:, None] - scores  # (N, C) mean differences
-    margin = bound(matrix, top) * np.sqrt(math.log(1.0 / alpha) / (2 * np.maximum(n, 1)))[:, None]
-    ok = (lead > margin) | (bound(matrix, top) == 0)  # a rival whose difference never varies cannot win by chance
+    spread = bound(matrix, top)
+    margin = spread * np.sqrt(math.log(1.0 / alpha) / (2 * np.maximum(n, 1)))[:, None]
+    ok = (lead > margin) | (spread == 0)  # a rival whose difference never varies cannot win by chance
     ok[np.arange(len(scores)), top] = True
     return ok.all(axis=1) & (n > 0)
 

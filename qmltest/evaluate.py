@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest import budget as budget_mod
-from qmltest import intervals
+from qmltest import intervals, targets
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.simulate import backend as backend_mod
@@ -35,8 +35,6 @@ def evaluate(
     """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts;
     with `budget`, shots are spent sequentially on undecided inputs (`qmltest.budget`). An ibm:
     target (`targets.Hardware`) takes its counts from the device."""
-    from qmltest import targets
-
     y = label_indices(model, labels)
     spent: dict = {}
     if isinstance(noise, targets.Hardware):
@@ -96,13 +94,11 @@ def _bases(model: Model, shots: int | None) -> dict:
 
 
 def _device(model: Model, noise: object, seed: int) -> dict | None:
-    from qmltest import targets
-
     if isinstance(noise, targets.Hardware):
         from qmltest.simulate import runtime
 
         return runtime.describe(model, noise.device, seed)
-    return device.meta(model, noise)
+    return device.describe(model, noise)
 
 
 def _on_device(

@@ -159,17 +159,6 @@ def measurement_bases(observables: list[str]) -> list[dict[int, str]]:
     return [dict(sorted(b.items())) for b in bases] or [{}]
 
 
-def measurement_basis(observables: list[str]) -> dict[int, str]:
-    """The one Pauli measured on each qubit of qubit-wise commuting observables (refused otherwise)."""
-    bases = measurement_bases(observables)
-    if len(bases) > 1:
-        raise InputError(
-            f"observables {observables} are read in {len(bases)} measurement bases: this step needs one "
-            "(qubit-wise commuting observables)"
-        )
-    return bases[0]
-
-
 def group_of(label: str, bases: list[dict[int, str]]) -> int:
     """Index of the first basis that measures every non-identity qubit of `label` in its Pauli."""
     for g, basis in enumerate(bases):
@@ -219,12 +208,6 @@ def expectation_matrix(
     if len(observables) == 1:
         return np.stack([1.0 - plus[:, 0] + threshold / 2, plus[:, 0] - threshold / 2], axis=1)
     return plus
-
-
-def basis_changes(readout: dict) -> list[tuple[str, int]]:
-    """Gates (name, qubit) the engine appends so that X/Y observables are measured as Z (one basis)."""
-    tails = basis_tails(readout)
-    return tails[0] if len(tails) == 1 else []
 
 
 def basis_tails(readout: dict) -> list[list[tuple[str, int]]]:

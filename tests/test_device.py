@@ -206,7 +206,7 @@ def test_mutate_and_cover_reports_record_the_device(tmp_path) -> None:
 
 @pytest.mark.parametrize("name", DEVICES)
 def test_the_active_qubits_alone_give_the_whole_devices_probabilities(name) -> None:
-    """`compact` (the active physical qubits, their own noise) against AerSimulator.from_backend's
+    """`Transpiled.compact` (the active physical qubits, their own noise) against AerSimulator.from_backend's
     density matrix of the whole transpiled circuit: equal to 1e-9."""
     from qiskit_aer import AerSimulator
 
@@ -224,4 +224,4 @@ def test_the_active_qubits_alone_give_the_whole_devices_probabilities(name) -> N
     full = aer.run_batch(sim, t.circuit, list(t.measured), bound, model.encode(raw), False, True, 1, transpiled=True)
     full = build.confused(full, device.readout_confusion(name, t.measured))
     assert np.max(np.abs(ours - full)) < 1e-9
-    assert len(device.compact(t)[1]) < device.backend(name).num_qubits or name == "FakeManilaV2"
+    assert len(t.physical) < device.backend(name).num_qubits or name == "FakeManilaV2"

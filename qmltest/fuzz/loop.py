@@ -34,6 +34,12 @@ SCHEDULES = ("fifo", "prob")
 GAMMA, P_MIN = 20.0, 0.1
 
 
+def check_schedule(schedule: str) -> None:
+    """One line for an unknown seed schedule (the CLI, `campaign` and `fuzz` all ask before work)."""
+    if schedule not in SCHEDULES:
+        raise InputError(f"unknown schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
+
+
 def pick(fuzzed: list[int], count: int, rng: np.random.Generator) -> list[int]:
     """`count` pool indices, each accepted with probability max(1 - f / GAMMA, P_MIN) for a seed
     fuzzed f times; candidates come newest first with random offsets (DeepHunter-style selection)."""
@@ -118,8 +124,7 @@ def fuzz(
     register: str = "all",
     schedule: str = "fifo",
 ) -> Outcome:
-    if schedule not in SCHEDULES:
-        raise InputError(f"unknown schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
+    check_schedule(schedule)
     if guide not in GUIDES:
         raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
     if budget < 1:
@@ -128,12 +133,13 @@ def fuzz(
     result = Outcome(guide, initial_seeds=len(seeds))
     cov = Coverage(measure.criteria(k, top_k), bounds)
     cov.add(model.probabilities(np.array([s.x for s in seeds]), register=register))
-    queue: deque[Seed] = deque(seeds)
+    prob = schedule == "prob"
+    queue: deque[Seed] = deque(seeds)  # schedule 'fifo'
     pool, fuzzed = list(seeds), [0] * len(seeds)  # schedule 'prob': the pool never shrinks
     while result.iterations < budget:
         if guide == "random":
             parents = [seeds[int(i)] for i in rng.integers(len(seeds), size=min(batch, budget - result.iterations))]
-        elif schedule == "prob":
+        elif prob:
             picked = pick(fuzzed, max(1, batch // per_seed), rng)
             parents = [pool[i] for i in picked for _ in range(per_seed)][: budget - result.iterations]
         else:
@@ -163,15 +169,17 @@ def fuzz(
                 cov.add(p)  # tracked for the report only: random testing takes no feedback
             elif cov.would_gain(p)[guide] > 0:
                 cov.add(p)
-                queue.append(child)
-                pool.append(child)
-                fuzzed.append(0)
+                if prob:
+                    pool.append(child)
+                    fuzzed.append(0)
+                else:
+                    queue.append(child)
                 result.enqueued += 1
             result.coverage_trace.append(cov.values())
-        result.max_queue = max(result.max_queue, len(pool) if schedule == "prob" else len(queue))
+        result.max_queue = max(result.max_queue, len(pool) if prob else len(queue))
     if not result.stop:
         result.stop = "budget"
-    result.final_queue = len(pool) if schedule == "prob" else len(queue)
+    result.final_queue = len(pool) if prob else len(queue)
     result.failures = recheck(model, result, recheck_backend)
     result.seconds = time.perf_counter() - start
     return result

@@ -22,7 +22,7 @@ from qmltest.artifact import Model
 from qmltest.coverage.criteria import Bounds
 from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
-from qmltest.fuzz.loop import SCHEDULES, Outcome, fuzz
+from qmltest.fuzz.loop import Outcome, check_schedule, fuzz
 from qmltest.mutation.evaluate import digest, seed_of
 from qmltest.runlock import RunLock
 from qmltest.simulate import backend as backend_mod
@@ -131,8 +131,7 @@ def campaign(
 ) -> dict:
     """Run the guides (under each seed of `seeds_list`, or `seed`); the report's 'timing' entry is
     for the caller to print, not to save. Guides x seeds are independent tasks (`where`)."""
-    if schedule not in SCHEDULES:
-        raise InputError(f"unknown schedule '{schedule}' (choose from {', '.join(SCHEDULES)})")
+    check_schedule(schedule)
     with locked_folder(out):
         mutator = mutators.for_data(x, image_shape)
         seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))

@@ -64,7 +64,7 @@ from qmltest.mutation.scoring import (  # noqa: F401
 )
 from qmltest.mutation.search import _operator, _search_on_workers, generate_search  # noqa: F401
 from qmltest.parallel import TaskError
-from qmltest.simulate.device import meta as device_meta
+from qmltest.simulate.device import describe as describe_device
 
 
 def iter_sites(
@@ -205,7 +205,7 @@ def _report_data(
             "noise": None
             if noise is None
             else {"name": getattr(noise, "name", None), "sha256": getattr(noise, "sha256", None)},
-            "device": device_meta(original, noise),
+            "device": describe_device(original, noise),
             "measurement_bases": original.measurement_bases,
             "versions": report.versions(),
             "command": list(command or []),

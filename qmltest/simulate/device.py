@@ -7,7 +7,8 @@ device with a seeded preset pass manager (optimization level 1, `seed_transpiler
 seed): layout, routing and the device's basis gates. The measured logical qubits are read on the
 physical qubits the final layout puts them on; forgetting that is qiskit-machine-learning #1040's
 mistake. Aer runs it with the device's gate errors (`NoiseModel.from_backend`: depolarizing and
-thermal relaxation from the backend's properties) on the active physical qubits only (`compact`).
+thermal relaxation from the backend's properties) on the active physical qubits only
+(`Transpiled.compact`, made once with the transpiled circuit).
 The device's readout error, which Aer applies to measure instructions only, is applied to the
 exact probabilities as each measured physical qubit's confusion matrix from `NoiseModel.from_backend`.
 """
@@ -34,7 +35,13 @@ class Transpiled:
     circuit: QuantumCircuit
     measured: tuple[int, ...]  # physical qubits of the measured logical qubits, in readout order
     layout: tuple[int, ...]  # initial layout: physical qubit of each logical qubit
-    active: int  # qubits the transpiled circuit touches
+    physical: tuple[int, ...]  # the active physical qubits (touched or read), ascending
+    compact: QuantumCircuit  # `circuit` on `physical` alone, relabelled 0..k-1 in that order
+
+    @property
+    def readout(self) -> list[int]:
+        """Positions of the measured physical qubits in `compact`."""
+        return [self.physical.index(q) for q in self.measured]
 
 
 def backend(name: str) -> object:
@@ -78,8 +85,8 @@ def transpiled(circuit: QuantumCircuit, measured: list[int], name: str, seed: in
     tqc = pm.run(circuit)
     final = tqc.layout.final_index_layout()  # logical qubit -> physical qubit after routing
     initial = tqc.layout.initial_index_layout()
-    touched = {tqc.find_bit(q).index for inst in tqc.data for q in inst.qubits}
-    made = Transpiled(tqc, tuple(final[q] for q in measured), tuple(initial[: circuit.num_qubits]), len(touched))
+    read = tuple(final[q] for q in measured)
+    made = Transpiled(tqc, read, tuple(initial[: circuit.num_qubits]), *_compact(tqc, read))
     TRANSPILED[key] = made
     while len(TRANSPILED) > CACHE:
         TRANSPILED.popitem(last=False)
@@ -113,23 +120,22 @@ def _readout_errors(name: str) -> dict[tuple[int, ...], np.ndarray]:
     return found
 
 
-def compact(t: Transpiled) -> tuple[QuantumCircuit, tuple[int, ...]]:
-    """The transpiled circuit on its active physical qubits only (relabelled 0..k-1, in order) and
-    those physical qubits: Aer's per-run cost grows with the device's noise model, not the circuit
-    (a 4-qubit model on FakeTorino's 133 qubits cost 1.2 s per run, on FakeManilaV2's 5 about 0.1 s)."""
-    tqc = t.circuit
-    physical = tuple(sorted({tqc.find_bit(q).index for inst in tqc.data for q in inst.qubits} | set(t.measured)))
+def _compact(tqc: QuantumCircuit, read: tuple[int, ...]) -> tuple[tuple[int, ...], QuantumCircuit]:
+    """The active physical qubits and the circuit on them alone (relabelled 0..k-1, in order): Aer's
+    per-run cost grows with the device's noise model, not the circuit (a 4-qubit model on
+    FakeTorino's 133 qubits cost 1.2 s per run, on FakeManilaV2's 5 about 0.1 s)."""
+    physical = tuple(sorted({tqc.find_bit(q).index for inst in tqc.data for q in inst.qubits} | set(read)))
     index = {p: i for i, p in enumerate(physical)}
     out = QuantumCircuit(len(physical), global_phase=tqc.global_phase)
     for inst in tqc.data:
         out.append(inst.operation, [index[tqc.find_bit(q).index] for q in inst.qubits])
-    return out, physical
+    return physical, out
 
 
 @functools.cache
 def _simulator(name: str, physical: tuple[int, ...], density: bool, seed: int) -> object:
     """Aer with the device's gate errors (depolarizing and thermal relaxation, as `from_backend`
-    builds them) restricted to `physical` and relabelled like `compact`; once per active set."""
+    builds them) restricted to `physical` and relabelled like `Transpiled.compact`; once per active set."""
     from qiskit_aer import AerSimulator
     from qiskit_aer.noise import NoiseModel
 
@@ -166,20 +172,13 @@ def probabilities(
             "outside it, so it cannot be laid out on a device"
         )
     t = transpiled(circuit, measured, name, seed)
-    small, physical = compact(t)
-    density = density_fits(len(physical))
-    sim = _simulator(name, physical, density, seed)
+    density = density_fits(len(t.physical))
+    sim = _simulator(name, t.physical, density, seed)
     shots = 1 if density else trajectories
-    own = {p.name: p for p in small.parameters}  # Qiskit parameters compare by identity, names by text
+    own = {p.name: p for p in t.compact.parameters}  # Qiskit parameters compare by identity, names by text
     bound = [own.get(p.name, p) for p in inputs]
-    where = [physical.index(q) for q in t.measured]
-    probs = aer.run_batch(sim, small, where, bound, encoded, False, density, shots, transpiled=True)
+    probs = aer.run_batch(sim, t.compact, t.readout, bound, encoded, False, density, shots, transpiled=True)
     return build.confused(probs, readout_confusion(name, t.measured))
-
-
-def meta(model: object, cfg: object) -> dict | None:
-    """`describe` for any report's meta: None without a noise config or for one without a device."""
-    return None if cfg is None else describe(model, cfg)
 
 
 def describe(model: object, cfg: object) -> dict | None:

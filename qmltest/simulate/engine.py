@@ -76,11 +76,6 @@ class Circuit:
         """Parameters some op reads."""
         return frozenset().union(*(op.params for op in self.ops))
 
-    @property
-    def width(self) -> int:
-        """Columns of the probability output: 2^m per measurement basis."""
-        return max(1, len(self.groups)) * 2 ** len(self.measured)
-
     def with_measured(self, measured: tuple[int, ...]) -> Circuit:
         """The same program read out on other qubits (sharing the compiled ops)."""
         return Circuit(
@@ -177,7 +172,7 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None,
         psi = statevector.run(ops, psi0, values, n, job.boundaries)
         out.append(statevector.marginal_probabilities(psi, list(job.measured), n))
     if not out:
-        return np.zeros((0, job.width))
+        return np.zeros((0, 2 ** len(job.measured)))
     return np.concatenate(out)
 
 
