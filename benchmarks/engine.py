@@ -2,9 +2,10 @@
 
 Side by side in one run: qmltest's batched engine (numpy statevector; Aer batched as the reference)
 against the naive path (bind + transpile + one Aer run of 1000 shots per input circuit).
-Then a scaling table, 4 to 16 qubits: a hardware-efficient angle-encoded circuit (ry(x) per qubit, 3
-layers of ry/rz weights and a cx ladder), exact probabilities of 64 inputs: time per input of the numpy
-engine and of Aer with batched parameter binds, and the numpy engine's peak memory (tracemalloc).
+Then per (mutant, input) on QCL and DRNN for each path, and a scaling table, 4 to 20 qubits: a
+hardware-efficient angle-encoded circuit (ry(x) per qubit, 3 layers of ry/rz weights and a cx
+ladder), exact probabilities of 64 inputs read on one qubit: time per input of the numpy engine,
+of Aer with batched parameter binds and of auto, and the numpy engine's peak memory (tracemalloc).
 Usage: python benchmarks/engine.py [MODEL ...] [--scaling-only]   (default: the shipped 8-qubit MNIST models)
 """
 
@@ -91,7 +92,7 @@ def hardware_efficient(n: int, layers: int = 3) -> engine.Circuit:
     return engine.Circuit(qc, (0,), tuple(x))
 
 
-def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 13, 14, 16, 18), batch: int = 64) -> None:
+def scaling(sizes: tuple[int, ...] = (4, 8, 12, 14, 16, 18, 20), batch: int = 64) -> None:
     import tracemalloc
 
     from qmltest.errors import InputError
@@ -104,30 +105,45 @@ def scaling(sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 13, 14, 16, 18), batch: i
         gpu = False  # no CuPy or no CUDA device: the column says so
     print(f"scaling: exact probabilities of {batch} inputs, 3 weight layers; us per input")
     print(
-        f"{'qubits':>6} {'numpy':>10} {'Aer binds':>10} {'ratio':>7} {'auto':>10} {'auto/best':>9}"
+        f"{'qubits':>6} {'read':>5} {'numpy':>10} {'Aer binds':>10} {'Aer/numpy':>9} {'auto':>10} {'auto/best':>9}"
         f" {'numpy peak MB':>14} {'gpu (CuPy)':>11}"
     )
     for n in sizes:
-        job = hardware_efficient(n)
-        enc = np.random.default_rng(0).uniform(0, np.pi, (batch, n))
-        engine.probabilities(job, enc[:2], "numpy")
-        engine.probabilities(job, enc[:2], "aer")
-        t_np = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "numpy"), repeat=1 if n > 14 else 3)
-        t_aer = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "aer"), repeat=3)
-        t_auto = t_np if backend.resolve("auto", n) == "numpy" else t_aer  # auto runs exactly one of the two
-        tracemalloc.start()
-        engine.probabilities(job, enc, "numpy")
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        per = 1e6 / batch
-        t_gpu = "-"
-        if gpu:
-            engine.probabilities(job, enc[:2], "gpu")
-            t_gpu = f"{timed(lambda job=job, enc=enc: engine.probabilities(job, enc, 'gpu'), repeat=3) * per:11.1f}"
-        print(
-            f"{n:>6} {t_np * per:10.1f} {t_aer * per:10.1f} {t_aer / t_np:6.1f}x {t_auto * per:10.1f} "
-            f"{t_auto / min(t_np, t_aer):8.2f}x {peak / 2**20:14.1f} {t_gpu:>11}"
-        )
+        for read in ("one", "all"):  # Aer's cost grows with the readout (2^m values per input)
+            job = hardware_efficient(n)
+            if read == "all":
+                job = job.with_measured(tuple(range(n)))
+            enc = np.random.default_rng(0).uniform(0, np.pi, (batch, n))
+            engine.probabilities(job, enc[:2], "numpy")
+            engine.probabilities(job, enc[:2], "aer")
+            repeat = 1 if n > 16 else 3
+            t_np = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "numpy"), repeat=repeat)
+            t_aer = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "aer"), repeat=repeat)
+            t_auto = t_np if backend.for_job("auto", job) == "numpy" else t_aer  # auto runs one of the two
+            tracemalloc.start()
+            engine.probabilities(job, enc, "numpy")
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            per = 1e6 / batch
+            t_gpu = "-"
+            if gpu:
+                engine.probabilities(job, enc[:2], "gpu")
+                t_gpu = f"{timed(lambda job=job, enc=enc: engine.probabilities(job, enc, 'gpu'), repeat=3) * per:11.1f}"
+            print(
+                f"{n:>6} {read:>5} {t_np * per:10.1f} {t_aer * per:10.1f} {t_aer / t_np:8.2f}x {t_auto * per:10.1f} "
+                f"{t_auto / min(t_np, t_aer):8.2f}x {peak / 2**20:14.1f} {t_gpu:>11}"
+            )
+
+
+def per_mutant() -> None:
+    """Per (mutant, input) on QCL and DRNN for each path: numpy resumed (fused suffix, prefix
+    reuse), numpy from the start, Aer batched binds (`benchmarks/mutate.py`); auto is numpy here."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from mutate import prefix_reuse
+
+    print("per (mutant, input), every directed QML mutant, MNIST test inputs:")
+    for name in ("qcl-mnist01", "drnn-mnist01"):
+        prefix_reuse(name)
 
 
 if __name__ == "__main__":
@@ -135,4 +151,5 @@ if __name__ == "__main__":
     if "--scaling-only" not in sys.argv:
         for target in args or [p for p in DEFAULT if Path(p).exists()]:
             bench(target)
+        per_mutant()
     scaling()

@@ -38,6 +38,7 @@ class Size:
     qf_shots: int
     qf_settings: Settings
     qf_operators: tuple[str, ...]  # () = all nine
+    qf_models: tuple[str, ...]  # QuanForge Table 3's models (the first also feeds Tables 7 and 8)
     workers: int
     qml_models: tuple[tuple[str, str], ...]
 
@@ -63,6 +64,7 @@ FULL = Size(
     qf_shots=1000,
     qf_settings=Settings(),
     qf_operators=(),
+    qf_models=("qcl", "qcnn"),  # DRNN's column would add about 13 min (3x QCL's simulation cost)
     workers=2,
     qml_models=tuple(QML_MODELS),
 )
@@ -87,6 +89,7 @@ QUICK = Size(
     qf_shots=200,
     qf_settings=Settings(k_max=2, i=2),
     qf_operators=("RGA", "RGD", "GR", "PF"),  # one operator less than the groups: the quick run stays well under 5 min
+    qf_models=("qcl",),
     workers=1,
     qml_models=(("zfm-ra-iris", "iris"),),  # quick: one model
 )

@@ -175,7 +175,11 @@ def parse_classes(text: str | None) -> list[int] | None:
 
 def backend_option() -> Any:
     """`--backend` for every command that simulates: one name, one help text."""
-    return typer.Option("auto", "--backend", help="Simulator: auto (numpy up to 12 qubits, Aer above), numpy or aer.")
+    return typer.Option(
+        "auto",
+        "--backend",
+        help="Simulator: auto (numpy or Aer, the faster by a measured cost model), numpy, aer or gpu.",
+    )
 
 
 def with_backend(fn: F) -> F:

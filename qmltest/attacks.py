@@ -59,7 +59,7 @@ def input_gradient(model: Model, x: np.ndarray, y: np.ndarray, entanglement: flo
     else:
         values = {p: encoded[:, i] for i, p in enumerate(model.ir.inputs)}
         psi0 = statevector.zero_states(len(x), n)
-    psi = statevector.run(ops, psi0, values, n)
+    psi = statevector.run(ops, psi0, values, n, zero=not model.amplitude)
     _, lam, _ = loss_and_lambda(psi, y, measured, n, cmat)
     if entanglement:
         lam = lam + entanglement * meyer_wallach(psi, n)[1] / len(x)  # same batch-mean scale as the loss

@@ -73,7 +73,7 @@ def evaluate(
         "exact": shots is None and budget is None,
         **({"sequential": spent} if spent else {}),
         "seed": seed,
-        "backend": "ibm" if isinstance(noise, targets.Hardware) else backend_mod.resolve(backend, model.ir.num_qubits),
+        "backend": "ibm" if isinstance(noise, targets.Hardware) else backend_mod.for_job(backend, model.job()),
         "model_sha256": model.sha256,
         "noise": None
         if noise is None or isinstance(noise, targets.Hardware)

@@ -129,3 +129,57 @@ def test_decided_inputs_draw_nothing() -> None:
     # two shots, equal class probabilities: class 0 wins unless both shots go to class 1 (3/4)
     tie = stats.drawn_correct(np.array([[0.5, 0.5, 0.0, 0.0]]), np.array([0]), cmat, 2, 40_000, rng)
     assert tie is not None and tie.mean() == pytest.approx(0.75, abs=4 * math.sqrt(0.75 * 0.25 / 40_000))
+
+
+def _wide_class_readout(rng: np.random.Generator, none: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities over 2^11 outcomes (past `votes.BUCKET_OUTCOMES`) and a parity readout; with
+    `none`, a quarter of the outcomes carry no class (QCL-style unused states)."""
+    from qmltest import readout
+
+    states = np.arange(2**11)
+    mapping = np.array([bin(s).count("1") % 2 for s in states])
+    if none:
+        mapping[states % 4 == 3] = -1
+    probs = rng.dirichlet(np.full(2**11, 0.2), size=40)
+    return probs, readout.class_matrix(mapping, 2)
+
+
+@pytest.mark.parametrize("none", [False, True])
+def test_merged_class_buckets_give_the_full_readouts_accuracies(none: bool, iris_model) -> None:
+    """`Evaluator.reduced` merges a wide class readout's outcomes per class: the accuracy
+    distribution drawn from the buckets equals the one drawn from every outcome with the same seed
+    (the exact two-class path) or within sampling error (the drawn path, a none bucket)."""
+    from qmltest import artifact
+    from qmltest.mutation.evaluate import Evaluator
+
+    rng = np.random.default_rng(3)
+    probs, cmat = _wide_class_readout(rng, none)
+    y = rng.integers(0, 2, len(probs))
+    ev = Evaluator(artifact.load(iris_model), 20, 1000, 0)
+    merged, mmat = ev.reduced(probs, cmat)
+    assert merged.shape == (len(probs), 3 if none else 2) and np.allclose(merged.sum(axis=1), 1.0)
+    a = stats.accuracy_distribution(probs, y, cmat, 2, 400, 1000, np.random.default_rng(1))
+    b = stats.accuracy_distribution(merged, y, mmat, 2, 400, 1000, np.random.default_rng(1))
+    if not none:
+        np.testing.assert_array_equal(a, b)
+    else:  # two independent draws of 400 repeats: means agree within 5 standard errors
+        se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        assert abs(a.mean() - b.mean()) <= 5 * se + 1e-12
+
+
+def test_one_vote_by_bucket_follows_the_exact_win_probability() -> None:
+    """A single majority vote drawn per class bucket (wide readouts) wins as often as the exact
+    binomial probability says: 2,000 votes on an input with P(class 0) = 0.51 and a none bucket."""
+    from scipy.stats import binom
+
+    from qmltest.mutation import votes
+
+    q = np.array([[0.408, 0.392, 0.2]])  # class 0, class 1, no class
+    merged = (np.repeat(q, 2000, axis=0), np.vstack([np.eye(2), np.zeros((1, 2))]))
+    wide = np.zeros((2000, votes.BUCKET_OUTCOMES + 1))
+    pred = votes.one_vote(wide, np.zeros((wide.shape[1], 2)), None, 101, np.random.default_rng(0), merged)
+    # P(class 0 wins) = sum over n0 of P(N0 = n0) P(N1 <= n0 | N0), ties to class 0 (the lower)
+    p0 = sum(binom.pmf(n0, 101, 0.408) * binom.cdf(n0, 101 - n0, 0.392 / 0.592) for n0 in range(102))
+    k = int(np.sum(pred == 0))
+    lo, hi = binom.ppf(0.0005, 2000, p0), binom.isf(0.0005, 2000, p0)
+    assert lo <= k <= hi, (k, 2000 * p0)

@@ -27,7 +27,7 @@ def input_states(model: Model, raw: np.ndarray) -> np.ndarray:
     ops = statevector.compile_circuit(irmod.unitary_part(sub))
     n = model.ir.num_qubits
     values = {p: encoded[:, i] for i, p in enumerate(model.ir.inputs)}
-    return statevector.run(ops, statevector.zero_states(len(encoded), n), values, n)
+    return statevector.run(ops, statevector.zero_states(len(encoded), n), values, n, zero=True)
 
 
 def pairwise_fidelities(states: np.ndarray) -> np.ndarray:

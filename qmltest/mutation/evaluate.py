@@ -69,7 +69,7 @@ class Evaluator:
         from qmltest.simulate import backend as backend_mod
 
         self.original = original
-        self.backend = backend_mod.resolve(backend, original.ir.num_qubits)  # concrete: numpy or aer
+        self.backend = backend_mod.for_job(backend, original.job())  # concrete: numpy or aer
         self.noise = noise
         self.repeats = repeats
         self.shots = shots
@@ -77,6 +77,7 @@ class Evaluator:
         self._orig_probs: dict[str, np.ndarray] = {}
         self._orig_win: dict[str, tuple[np.ndarray, bool]] = {}
         self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
+        self._reduced_cache: dict[int, tuple[np.ndarray, ...]] = {}
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
         from qmltest.simulate import engine
@@ -99,7 +100,7 @@ class Evaluator:
 
     def __getstate__(self) -> dict:
         """Workers get the settings, not the client's cached batch states (they rebuild their own)."""
-        return dict(self.__dict__, _prefix={})
+        return dict(self.__dict__, _prefix={}, _reduced_cache={})
 
     def _resumed(self, model: Model, data: Data) -> np.ndarray | None:
         """A mutant resumed from the original's checkpoints (`qmltest.simulate.resume`)."""
@@ -136,7 +137,37 @@ class Evaluator:
         rng = np.random.default_rng(seed_of(self.seed, key, data.name))
         cmat = m.readout_matrix if matrix is None else matrix
         n = self.repeats if repeats is None else repeats
+        if self.shots is not None:
+            probs, cmat = self.reduced(probs, cmat)
         return stats.accuracy_distribution(probs[sel], data.y[sel], cmat, m.num_classes, n, self.shots, rng)
+
+    def reduced(self, probs: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(probabilities, readout matrix) with the outcomes of a class readout merged per class
+        (and one bucket for no class): votes count classes, so the draws have the same distribution,
+        and on a 16-qubit all-measured readout every pass over 2^16 outcomes per call cost more
+        than the simulation. Other readouts pass through. Kept for the last few arrays (a
+        candidate's and the original's probabilities are read for every class)."""
+        from qmltest.mutation import votes
+
+        if matrix.shape[0] <= matrix.shape[1] + 1:
+            return probs, matrix
+        hit = self._reduced_cache.get(id(probs))
+        if hit is None or hit[0] is not probs or hit[1] is not matrix:
+            if not votes.is_class_readout(matrix):
+                return probs, matrix
+            q = stats.normalized(probs) @ matrix
+            k = matrix.shape[1]
+            if np.all(matrix.sum(axis=1) == 1):
+                out = (q, np.eye(k))
+            else:
+                out = (
+                    np.concatenate([q, np.clip(1.0 - q.sum(axis=1, keepdims=True), 0.0, None)], axis=1),
+                    np.vstack([np.eye(k), np.zeros((1, k))]),
+                )
+            if len(self._reduced_cache) >= 4:
+                self._reduced_cache.pop(next(iter(self._reduced_cache)))
+            hit = self._reduced_cache[id(probs)] = (probs, matrix, *out)
+        return hit[2], hit[3]
 
     def original_accuracies(
         self, data: Data, mask: np.ndarray | None = None, tag: str = "all", repeats: int | None = None
@@ -160,8 +191,10 @@ class Evaluator:
 
     def mutant_probs(self, mutant: Model, data: Data) -> tuple[np.ndarray | None, str]:
         """(probabilities, status): status is ok, equivalent or incompetent (the mutant cannot run)."""
-        try:  # a null copy (the original itself) reuses the original's probabilities: the same bits
-            p = self.original_probs(data) if mutant is self.original else self.probs(mutant, data)
+        if mutant is self.original:  # a null copy: the original's probabilities, the same bits
+            return self.original_probs(data), "equivalent"
+        try:
+            p = self.probs(mutant, data)
         except QmlTestError as exc:
             return None, f"incompetent: {exc}"
         base = self.original_probs(data)

@@ -123,16 +123,16 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
     idx = np.flatnonzero(correct)
     w0, exact = evaluator.original_win(suite, idx)
     rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "votes"))
-    right = votes.model_votes(probs[idx], matrix, suite.y[idx], cand.model.predict, opts.shots, reps, rng)
+    merged, mmat = evaluator.reduced(probs, matrix) if opts.shots is not None else (probs, matrix)
+    right = votes.model_votes(merged[idx], mmat, suite.y[idx], cand.model.predict, opts.shots, reps, rng)
     k = right[:R].sum(axis=0)
     pv = votes.pvalues(k, R, w0)
     if opts.shots is None:
         pred = cand.model.predict(probs[idx])
     else:
-        from qmltest.simulate import engine
-
         rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "majority"))
-        pred = cand.model.predict(engine.sample_counts(probs[idx], opts.shots, rng))
+        bucketed = (merged[idx], mmat) if mmat is not matrix else None
+        pred = votes.one_vote(probs[idx], matrix, cand.model.predict, opts.shots, rng, bucketed)
     ev = {
         "status": "equivalent" if status == "equivalent" else "ok",
         "stat": {"all": [_finite(overall.p_value), _finite(overall.effect_size)], "classes": per_class},

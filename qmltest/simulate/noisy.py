@@ -96,27 +96,15 @@ def _prepared(circuit: QuantumCircuit, measured: list[int], cfg: NoiseConfig, re
         qc = _passes(circuit, cfg, sigma, rng)
         errors = build.gate_errors(cfg, qc)
         model = build.noise_model(cfg, qc, errors)
-        made.append(density.prepare(_aer_passes(model).run(qc), measured, errors))
+        made.append(
+            density.prepare(
+                aer.compiled(qc, AerSimulator(method="density_matrix", noise_model=model)), measured, errors
+            )
+        )
     _PREPARED[key] = made
     while len(_PREPARED) > 1 and sum(p.w.nbytes for v in _PREPARED.values() for p in v) > PREPARED_BYTES:
         _PREPARED.popitem(last=False)
     return made
-
-
-_PASSES: dict[tuple, object] = {}
-
-
-def _aer_passes(model: object) -> object:
-    """`transpile(qc, AerSimulator(method="density_matrix", noise_model=model), optimization_level=0)`'s
-    pass manager, made once per basis-gate set: building Aer's target took 0.1 s per call, longer
-    than simulating a mutant on 20 inputs."""
-    from qiskit.transpiler import generate_preset_pass_manager
-
-    key = () if model is None else tuple(sorted(model.basis_gates))  # type: ignore[attr-defined]
-    if key not in _PASSES:
-        sim = AerSimulator(method="density_matrix", noise_model=model)
-        _PASSES[key] = generate_preset_pass_manager(optimization_level=0, backend=sim)
-    return _PASSES[key]
 
 
 def _drifted(circuit: QuantumCircuit, sigma: float, rng: np.random.Generator) -> QuantumCircuit:

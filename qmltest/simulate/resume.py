@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.simulate import statevector
-from qmltest.simulate.engine import Circuit, _start, _values, available_bytes, first_difference, reusable
+from qmltest.simulate.engine import Circuit, _values, available_bytes, first_difference, reusable, start_columns
 
 PREFIX_BYTES = 512 * 2**20
 """Memory the cached boundary states of one data set may take (prefix reuse)."""
@@ -64,14 +64,13 @@ class Checkpoints:
         """The batch's state at each layer boundary (before that op), as far as PREFIX_BYTES allows."""
         job = self.job
         ops, n = job.ops, job.num_qubits
-        psi, values = _start(job, self.encoded)
-        psi = np.ascontiguousarray(psi.T)  # kept as columns, the layout the gate passes use
+        psi, values = start_columns(job, self.encoded), _values(job, self.encoded)  # columns
         out = {0: psi}
         prev = 0
         for b in sorted(b for b in job.boundaries if 0 < b < len(ops)):
             if psi.nbytes * (len(out) + 1) > PREFIX_BYTES:
                 break
-            psi = statevector.run_columns(ops[prev:b], psi, values, n)
+            psi = statevector.run_columns(ops[prev:b], psi, values, n, zero=prev == 0 and not job.amplitude)
             out[b] = psi
             prev = b
         return out
@@ -93,7 +92,8 @@ class Checkpoints:
         start = max(b for b in self.states if b <= fixed)
         psi, prev = self.states[start], start
         for c in points:
-            psi = statevector.run_columns(ops[prev:c], psi, values, n)
+            zero = prev == 0 and not self.job.amplitude
+            psi = statevector.run_columns(ops[prev:c], psi, values, n, zero=zero)
             self.fine[c] = psi
             prev = c
         # unitaries, transposed (psi @ V applies them to row states): V_c = g_c^T ... g_{c'-1}^T V_c'
@@ -117,6 +117,7 @@ class Checkpoints:
         ops, base, n = job.ops, orig.ops, job.num_qubits
         first = first_difference(ops, base)
         values = _values(job, self.encoded)
+        zero = not job.amplitude  # the state cached at op 0 is |0...0>
         if self.fuse:  # any cached state before the first change; the dense tail where it pays
             starts = {c: s for d in (self.states, self.fine) for c, s in d.items() if c <= first}
             c = max(starts)
@@ -127,9 +128,9 @@ class Checkpoints:
                 u = min(after)
                 end = len(ops) - tail + (u - orig_end)  # the mutant's index of the original's op u
                 if dense_pays(len(ops) - end, n):
-                    psi = statevector.run_columns(ops[c:end], starts[c], values, n)
+                    psi = statevector.run_columns(ops[c:end], starts[c], values, n, zero=zero and c == 0)
                     return statevector.marginal_probabilities(psi.T @ self.tails[u], list(job.measured), n)
-            psi = statevector.run_columns(ops[c:], starts[c], values, n)
+            psi = statevector.run_columns(ops[c:], starts[c], values, n, zero=zero and c == 0)
             return statevector.marginal_probabilities(psi.T, list(job.measured), n)
         common = [b for b in self.states if 0 < b <= first and b in job.boundaries]
         if not common:
@@ -137,5 +138,5 @@ class Checkpoints:
         start = max(common)
         rel = tuple(b - start for b in job.boundaries if b > start)
         out = statevector.run_columns(ops[start:], self.states[start], values, n, rel)
-        # C order, as the run from the start gives it: the same bits through the same BLAS call
-        return statevector.marginal_probabilities(np.ascontiguousarray(out.T), list(job.measured), n)
+        # the columns' transpose, as the run from the start reads it: the same bits through the same BLAS call
+        return statevector.marginal_probabilities(out.T, list(job.measured), n)

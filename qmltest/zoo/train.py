@@ -145,7 +145,7 @@ def train(
                 feats = z @ wl.T + theta[nw + wl.size :]
             values.update({p: feats[:, i] for i, p in enumerate(built.features)})
             psi0 = statevector.zero_states(len(z), n)
-        psi = statevector.run(ops, psi0, values, n)
+        psi = statevector.run(ops, psi0, values, n, zero=built.encoding != "amplitude")
         loss, lam, _ = loss_and_lambda(psi, y, built.measured, n, cmat)
         per_input, total = statevector.adjoint_gradient(ops, psi, lam, values, n, wrt)
         grad = [total[:nw]]
