@@ -48,7 +48,17 @@ FULL = Size(
     profile=100,
     small=50,
     large=100,
-    qcov_models=("qcl", "ccqc", "qcnn", "hcqc_so4", "hqnn", "qcl-ternary"),
+    qcov_models=(
+        "qcl",
+        "ccqc",
+        "qcnn",
+        "hcqc_so4",
+        "hqnn",
+        "qcl-ternary",
+        "ccqc-ternary",
+        "qcnn-ternary",
+        "hqnn-ternary",
+    ),
     shots=(100, 1000, 10000, 100000),
     attack_models=("qcl", "ccqc", "qcnn", "hcqc_so4", "hqnn"),
     attack_methods=("fgsm", "jsma", "dlfuzz", "quantest", "random"),
@@ -101,7 +111,10 @@ ZOO = {
     "hcqc_so4": "hcqc_so4-mnist01",
     "hqnn": "hqnn-mnist01",
     "drnn": "drnn-mnist01",
-    "qcl-ternary": "qcl-mnist012",
+    "qcl-ternary": "qcl-mnist012",  # the paper's QCL-ternary classifies 2, 4 and 6
+    "ccqc-ternary": "ccqc-mnist012",
+    "qcnn-ternary": "qcnn-mnist379",
+    "hqnn-ternary": "hqnn-mnist012",
 }
 
 

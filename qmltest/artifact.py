@@ -226,6 +226,11 @@ def _fail(source: str, msg: str) -> InputError:
     return InputError(f"{source}: {msg}")
 
 
+WIDE_MAP = 1024
+"""A readout map longer than this (a model reading out 11 or more qubits) has its items checked
+in one pass rather than one schema descent each: 1.1 s for a 16-qubit map, 17 s for 20 qubits."""
+
+
 def validate_manifest(m: dict, source: str) -> None:
     """Check every field (the published JSON Schema, then what a schema cannot say); raise one
     InputError naming the file, the field and what was expected."""
@@ -238,7 +243,14 @@ def validate_manifest(m: dict, source: str) -> None:
         raise _fail(
             source, f"manifest 'format_version' {m['format_version']} is not supported (expected {FORMAT_VERSION})"
         )
-    schemas.validate("manifest", m, source)  # types, ranges, required keys, finite numbers
+    ro_in = m.get("readout")
+    table = ro_in.get("map") if isinstance(ro_in, dict) else None
+    if isinstance(table, list) and len(table) > WIDE_MAP:  # the schema's item rule, checked at once
+        if not all(type(v) in (int, float) and v >= -1 for v in table):  # floats: refused below
+            raise _fail(source, "manifest 'readout.map' must hold integers of at least -1")
+        schemas.validate("manifest", dict(m, readout=dict(ro_in, map=table[:1])), source)
+    else:
+        schemas.validate("manifest", m, source)  # types, ranges, required keys, finite numbers
     whole = [("num_qubits", [m["num_qubits"]]), ("readout.qubits", m["readout"]["qubits"])]
     whole.append(("readout.map", m["readout"].get("map", [])))
     for name, values in whole:  # JSON Schema counts 4.0 as an integer; indices must be written as ints

@@ -198,3 +198,24 @@ def test_manifest_indices_written_as_floats_are_refused(field, tmp_path) -> None
     (tmp_path / "m" / "model.json").write_text(json.dumps(m))
     with pytest.raises(InputError, match="whole numbers"):
         artifact.load(tmp_path / "m")
+
+
+def test_a_wide_readout_map_is_checked_item_by_item(tmp_path) -> None:
+    """An 11-qubit parity readout (2,048 map entries, past `artifact.WIDE_MAP`): its items are
+    checked in one pass, as strictly as the schema checks a short map."""
+    from qiskit.circuit.library import real_amplitudes, z_feature_map
+
+    from qmltest.interop import from_circuit
+
+    fm, an = z_feature_map(11), real_amplitudes(11, reps=1)
+    w = np.random.default_rng(0).uniform(-1, 1, an.num_parameters)
+    from_circuit(fm.compose(an), w, list(fm.parameters), readout="parity", classes=[0, 1]).save(tmp_path / "m")
+    assert len(artifact.load(tmp_path / "m").manifest["readout"]["map"]) == 2**11 > artifact.WIDE_MAP
+    path = tmp_path / "m" / "model.json"
+    good = json.loads(path.read_text())
+    for bad, message in [(-2, "readout.map"), ("1", "readout.map"), (True, "readout.map"), (1.5, "whole numbers")]:
+        data = json.loads(json.dumps(good))
+        data["readout"]["map"][5] = bad
+        path.write_text(json.dumps(data))
+        with pytest.raises(InputError, match=message):
+            artifact.load(tmp_path / "m")

@@ -19,6 +19,9 @@ RECIPES: list[tuple[str, str, str, list[int], int, int]] = [
     ("drnn-mnist01", "drnn", "mnist", [0, 1], 400, 200),
     ("hqnn-mnist01", "hqnn", "mnist", [0, 1], 400, 200),
     ("qcl-mnist012", "qcl", "mnist", [0, 1, 2], 400, 200),
+    ("ccqc-mnist012", "ccqc", "mnist", [0, 1, 2], 400, 200),  # QCov's ternary models (its Table 1 digits)
+    ("qcnn-mnist379", "qcnn", "mnist", [3, 7, 9], 400, 200),
+    ("hqnn-mnist012", "hqnn", "mnist", [0, 1, 2], 400, 200),
     ("zfm-ra-iris", "zfm_ra", "iris", [0, 1, 2], 40, 200),
     ("zzfm-su2-iris", "zzfm_su2", "iris", [0, 1, 2], 40, 200),
     ("zfm-ra-wine", "zfm_ra", "wine", [0, 1, 2], 48, 200),
