@@ -82,3 +82,41 @@ def test_layer_boundaries_keep_the_engine_equal_to_aer() -> None:
     assert model.job().boundaries  # two layers: one boundary where fusion stops
     x, _ = datasets.select("iris:test", "test", model.classes, 3, 0)
     np.testing.assert_allclose(model.probabilities(x), model.probabilities(x, backend="aer"), atol=1e-9)
+
+
+def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
+    """Past 12 qubits the numpy backend fuses gates into blocks (`simulate.fusion`); blocks never
+    cross a layer boundary, so a mutant resumed there still gives the bits of a run from the start,
+    and both equal Aer to 1e-9 (13 qubits, read out on all of them)."""
+    from qiskit.circuit.library import real_amplitudes, z_feature_map
+
+    from qmltest.interop import from_circuit
+    from qmltest.simulate import fusion
+
+    n = fusion.BLOCK_FROM_QUBITS + 1
+    fm, an = z_feature_map(n), real_amplitudes(n, reps=2)
+    w = np.random.default_rng(0).uniform(-1, 1, an.num_parameters)
+    from_circuit(fm.compose(an), w, list(fm.parameters), readout="parity", classes=[0, 1]).save(tmp_path / "m")
+    model = artifact.load(tmp_path / "m")
+    assert model.job().boundaries
+    x = np.random.default_rng(1).uniform(0, np.pi, (4, n))
+    data = Data("t", model.encode(x), np.array([0, 1, 0, 1]), x)
+    made, _ = sites.generate(model, registry.operators("qml", ["ALD", "LS", "ILS", "APC"]), "directed")
+    mutants = [g.model for g in made if g.model is not None][:8]
+    evaluator = Evaluator(model, 20, 1000, 0, backend="numpy")
+    evaluator.fuse = False
+    resumed = 0
+    for mutant in mutants:
+        plain = engine.probabilities(mutant.job(), data.encoded, "numpy")
+        fast = evaluator._resumed(mutant, data)
+        if fast is not None:
+            resumed += 1
+            assert np.array_equal(fast, plain)
+    assert resumed >= len(mutants) // 2  # the reuse really happens
+    for mutant in mutants[:2]:
+        np.testing.assert_allclose(
+            engine.probabilities(mutant.job(), data.encoded, "numpy"),
+            engine.probabilities(mutant.job(), data.encoded, "aer"),
+            rtol=0,
+            atol=1e-9,
+        )
