@@ -155,7 +155,7 @@ class Evaluator:
         if hit is None or hit[0] is not probs or hit[1] is not matrix:
             if not votes.is_class_readout(matrix):
                 return probs, matrix
-            q = stats.normalized(probs) @ matrix
+            q = votes.class_q(probs, matrix)
             k = matrix.shape[1]
             if np.all(matrix.sum(axis=1) == 1):
                 out = (q, np.eye(k))

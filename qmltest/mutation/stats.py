@@ -49,7 +49,7 @@ def accuracy_distribution(
     if shots is None:
         acc = float(np.mean(np.argmax(probs @ cmat, axis=1) == y))
         return np.full(repeats, acc)
-    p = normalized(probs)
+    p = votes.normalized(probs)
     exact = majority_correct(p, y, cmat, shots)
     if exact is not None:  # each repeat's prediction is right with probability exact[i], independently
         return (rng.random((repeats, len(y))) < exact[None, :]).mean(axis=1)
@@ -59,12 +59,6 @@ def accuracy_distribution(
     counts = rng.multinomial(shots, np.broadcast_to(p, (repeats,) + p.shape))  # (repeats, N, S)
     pred = np.argmax(counts @ cmat, axis=2)
     return (pred == y[None, :]).mean(axis=1)
-
-
-def normalized(probs: np.ndarray) -> np.ndarray:
-    """Probabilities clipped at 0 and renormalized per row (rounding leaves tiny negatives)."""
-    p = np.clip(probs, 0, None)
-    return p / p.sum(axis=1, keepdims=True)
 
 
 def drawn_correct(

@@ -181,10 +181,15 @@ def lower_bound(k: np.ndarray, n: int, level: float) -> np.ndarray:
     return np.where(k > 0, beta.ppf(1 - level, np.maximum(k, 1e-12), n - k + 1), 0.0)
 
 
-def _class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
-    """Class probabilities of a class readout from state probabilities (clipped, renormalized)."""
+def normalized(probs: np.ndarray) -> np.ndarray:
+    """Probabilities clipped at 0 and renormalized per row (rounding leaves tiny negatives)."""
     p = np.clip(probs, 0.0, None)
-    return (p / p.sum(axis=1, keepdims=True)) @ cmat
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
+    """Class probabilities of a class readout from state probabilities (clipped, renormalized)."""
+    return normalized(probs) @ cmat
 
 
 INEXACT_VOTES = 4096
@@ -199,7 +204,7 @@ def original_win(
     if shots is None:
         return (predict(probs) == y).astype(float), True
     if is_class_readout(cmat):
-        return win_probability(_class_q(probs, cmat), y, shots, rng)
+        return win_probability(class_q(probs, cmat), y, shots, rng)
     return draw_correct_counts(probs, y, predict, shots, INEXACT_VOTES, rng).mean(axis=0), False
 
 
@@ -232,5 +237,5 @@ def model_votes(
     if shots is None:
         return np.broadcast_to(predict(probs) == y, (repeats, len(y))).copy()
     if is_class_readout(cmat):
-        return draw_correct(_class_q(probs, cmat), y, shots, repeats, rng)
+        return draw_correct(class_q(probs, cmat), y, shots, repeats, rng)
     return draw_correct_counts(probs, y, predict, shots, repeats, rng)

@@ -214,10 +214,9 @@ def _values(job: Circuit, encoded: np.ndarray) -> dict:
 
 
 def _start(job: Circuit, encoded: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Initial batch states and parameter values for encoded inputs."""
-    encoded = np.asarray(encoded)
-    psi0 = encoded.astype(complex) if job.amplitude else statevector.zero_states(len(encoded), job.num_qubits)
-    return psi0, _values(job, encoded)
+    """Initial batch states as rows (N, 2^n), for the paths that take rows (dephasing, the array
+    kernel), and the parameter values."""
+    return np.ascontiguousarray(start_columns(job, encoded).T), _values(job, encoded)
 
 
 def start_columns(job: Circuit, encoded: np.ndarray) -> np.ndarray:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qmltest.simulate.statevector import apply_t
+
 BLOCK_FROM_QUBITS = 12
 """From this width blocks grow to `BLOCK_WIDTH` qubits. Below it the state is cache-resident and
 building a block's matrix (a few Kronecker products per gate) costs more than the passes it saves
@@ -31,8 +33,6 @@ def width(n: int) -> int:
 
 def embed(m: np.ndarray, qubits: tuple[int, ...], lo: int, w: int) -> np.ndarray:
     """The 2^w x 2^w matrix of gate m on `qubits` inside the window of w qubits from `lo`."""
-    from qmltest.simulate.statevector import apply_t
-
     return apply_t(np.eye(2**w, dtype=complex), m, tuple(q - lo for q in qubits), w)
 
 
@@ -71,8 +71,6 @@ class Fuser:
                 self._grow(qubits, m, lo, hi - lo + 1)
                 return
         self.flush(qubits)
-        from qmltest.simulate.statevector import apply_t
-
         self.state = apply_t(self.state, m, qubits, self.n)
 
     def _absorbable(self, lo: int, hi: int) -> bool:
@@ -109,8 +107,6 @@ class Fuser:
         self.state, self._spare = self._spare, (None if state is self._given else state)
 
     def _product(self) -> None:
-        from qmltest.simulate.statevector import product_state
-
         self.zero = False
         if self.pending:
             self.state = product_state(self.pending, self.n, self.state.shape[1])
@@ -118,13 +114,8 @@ class Fuser:
 
     def flush(self, qubits: tuple[int, ...]) -> None:
         """Apply what waits on `qubits`: the block first when it holds one of them, then pending."""
-        if self.zero and self.pending:
-            self._product()
-            return
         if self.block is not None and any(self.block[0] <= q < self.block[0] + self.block[1] for q in qubits):
             self._apply_block()
-        from qmltest.simulate.statevector import apply_t
-
         for q in qubits:
             if q in self.pending:
                 m = self.pending.pop(q)
@@ -149,3 +140,20 @@ class Fuser:
                 p = np.kron(p, self.pending.pop(q))
             self._matmul(p, run[0], len(run))
         self.flush(tuple(sorted(self.pending)))
+
+
+def product_state(factors: dict[int, np.ndarray], n: int, batch: int) -> np.ndarray:
+    """(2^n, N) columns of the product state sum_j prod_q (m_q |0>)_(bit q of j); a qubit without a
+    factor stays |0>. Factors are 2x2 or per-input (N, 2, 2) matrices."""
+    state = np.ones((1, batch), dtype=complex)
+    for q in reversed(range(n)):
+        m = factors.get(q)
+        if m is None:
+            col = np.zeros((2, batch), dtype=complex)
+            col[0] = 1.0
+        elif m.ndim == 2:
+            col = np.broadcast_to(m[:, :1], (2, batch))
+        else:
+            col = m[:, :, 0].T
+        state = np.multiply(state[:, None, :], col[None, :, :], order="C").reshape(-1, batch)
+    return state

@@ -237,23 +237,6 @@ def run_columns(
     return run.state
 
 
-def product_state(factors: dict[int, np.ndarray], n: int, batch: int) -> np.ndarray:
-    """(2^n, N) columns of the product state sum_j prod_q (m_q |0>)_(bit q of j); a qubit without a
-    factor stays |0>. Factors are 2x2 or per-input (N, 2, 2) matrices."""
-    state = np.ones((1, batch), dtype=complex)
-    for q in reversed(range(n)):
-        m = factors.get(q)
-        if m is None:
-            col = np.zeros((2, batch), dtype=complex)
-            col[0] = 1.0
-        elif m.ndim == 2:
-            col = np.broadcast_to(m[:, :1], (2, batch))
-        else:
-            col = m[:, :, 0].T
-        state = np.multiply(state[:, None, :], col[None, :, :], order="C").reshape(-1, batch)
-    return state
-
-
 def same_op(a: Op, b: Op) -> bool:
     """Two compiled ops that act identically (same qubits, matrix or named angle expression)."""
     if a is b:
