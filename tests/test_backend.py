@@ -143,3 +143,95 @@ def test_data_defaults_to_the_model_s_own_data_set(args) -> None:
     doc = json.loads(res.stdout)
     text = json.dumps(doc)
     assert "iris" in text and "mnist" not in text
+
+
+def _random_inputs(model: artifact.Model, k: int, seed: int) -> np.ndarray:
+    """k encoded inputs: normalized complex states (amplitude encoding) or angles in [-pi, pi]."""
+    rng = np.random.default_rng(seed)
+    if model.amplitude:
+        z = rng.normal(size=(k, 2**model.ir.num_qubits)) + 1j * rng.normal(size=(k, 2**model.ir.num_qubits))
+        return z / np.linalg.norm(z, axis=1, keepdims=True)
+    return rng.uniform(-np.pi, np.pi, size=(k, len(model.job().inputs)))
+
+
+def _on_numpy(monkeypatch) -> None:
+    """Route the gpu backend's array namespace to numpy: the dispatch, batching and kernels CuPy
+    would run, checked on any machine."""
+    from qmltest.simulate import arraykernel
+
+    real = arraykernel.namespace
+    monkeypatch.setattr(arraykernel, "namespace", lambda name: np if name == "gpu" else real(name))
+
+
+def test_mutants_x_inputs_kernel_equals_one_by_one_and_aer() -> None:
+    """`engine.probabilities_many`: every directed QML mutant of QCL in signature groups, one batch
+    of mutants x inputs per group; equal to each mutant's own numpy run and to Aer."""
+    from qmltest.data import datasets
+    from qmltest.mutation import registry, sites
+    from qmltest.simulate import arraykernel, engine
+
+    model = artifact.load(ROOT_MODELS / "qcl-mnist01")
+    x, _ = datasets.select("mnist:test", "test", model.classes, 6, 0)
+    enc = model.encode(x)
+    made, _ = sites.generate(model, registry.operators("qml", None), "directed")
+    jobs = [model.job()] + [
+        g.model.job()
+        for g in made
+        if g.model is not None and g.model.manifest["preprocessing"] == model.manifest["preprocessing"]
+    ]
+    groups = {arraykernel.signature(j.ops) for j in jobs}
+    assert len(jobs) > 100 and 1 < len(groups) < len(jobs)  # shared structures, and more than one
+    many = engine.probabilities_many(jobs, enc, "numpy")
+    assert len(many) == len(jobs)
+    worst = max(float(np.max(np.abs(p - engine.probabilities(j, enc, "numpy")))) for p, j in zip(many, jobs))
+    assert worst < 1e-12
+    for i in range(0, len(jobs), 37):
+        assert np.max(np.abs(many[i] - engine.probabilities(jobs[i], enc, "aer"))) < 1e-9
+
+
+def test_gpu_dispatch_on_numpy_equals_aer_noise_free_and_under_trivial_noise(monkeypatch) -> None:
+    from qmltest.noise.config import load
+    from qmltest.simulate import engine
+
+    _on_numpy(monkeypatch)
+    root = ROOT_MODELS.parents[1]
+    for name in ("qcl-mnist01", "zzfm-su2-wine"):
+        model = artifact.load(ROOT_MODELS / name)
+        x = _random_inputs(model, 7, 3)
+        ref = engine.probabilities(model.job(), x, backend="aer")
+        assert np.max(np.abs(engine.probabilities(model.job(), x, backend="gpu") - ref)) < 1e-9
+        zero = load(root / "configs/noise/zero.toml")  # all channels at zero: the noise-free path
+        assert np.max(np.abs(engine.probabilities(model.job(), x, backend="gpu", noise=zero) - ref)) < 1e-9
+
+
+NOISE = sorted(p.stem for p in (ROOT_MODELS.parents[1] / "configs/noise").glob("*.toml") if p.stem != "zero")
+
+
+@pytest.mark.parametrize("config", NOISE)
+@pytest.mark.parametrize("name", ["qcnn-mnist01", "zfm-ra-iris", "drnn-mnist01", "qcl-mnist01"])
+def test_array_density_kernel_equals_aer_under_every_noise_config(monkeypatch, name: str, config: str) -> None:
+    """The gpu backend's density-matrix path (`arraykernel.run_density`, here on numpy) against Aer's
+    density matrix: 1e-9, rows summing to 1; DRNN too, which the numpy engine leaves to Aer, and the
+    amplitude-encoded QCL (no prefix: its readout operators are read against each input state)."""
+    from qmltest.noise.config import load
+    from qmltest.simulate import engine
+
+    _on_numpy(monkeypatch)
+    model = artifact.load(ROOT_MODELS / name)
+    cfg = load(ROOT_MODELS.parents[1] / "configs/noise" / f"{config}.toml")
+    x = _random_inputs(model, 2, 4)
+    ours = engine.probabilities(model.job(), x, "gpu", cfg)
+    ref = engine.probabilities(model.job(), x, "aer", cfg)
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.sum(axis=1), 1.0, atol=1e-9)
+
+
+def test_gpu_refuses_noise_it_cannot_run_in_one_line(monkeypatch) -> None:
+    from qmltest.noise.config import from_dict
+    from qmltest.simulate import engine
+
+    _on_numpy(monkeypatch)
+    model = artifact.load(ROOT_MODELS / "zfm-ra-iris")
+    fake = from_dict({"backend": {"fake": "FakeManilaV2"}})
+    with pytest.raises(InputError, match=r"gpu backend runs a config's noise channels .* fake device"):
+        engine.probabilities(model.job(), np.zeros((1, len(model.job().inputs))), "gpu", fake)

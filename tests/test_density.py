@@ -101,9 +101,9 @@ def test_heisenberg_suffix_equals_forward_simulation() -> None:
     v = np.zeros((d * d, len(enc)), dtype=complex)
     v[0] = 1.0
     for step in density.compile_noisy(qc, errors):  # unfused, all forward
-        m = density._step_matrix(step, values, len(enc))
+        m = density.step_matrix(step, values, len(enc))
         fn = density.apply_t if m.ndim == 3 else density.apply_dense
-        v = fn(v, m, density._vec_qubits(step.qubits, n), 2 * n)
+        v = fn(v, m, density.vec_qubits(step.qubits, n), 2 * n)
     slow = np.real(v.T @ density.projectors(measured, n))
     np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
 

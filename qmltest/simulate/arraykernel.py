@@ -1,7 +1,9 @@
 """A batched statevector written once against an array namespace (`xp`: numpy, or CuPy on a GPU).
 
 The ``gpu`` backend runs it on CuPy; the default tests run the same code on numpy, so the kernels
-are checked on every machine (against Aer to 1e-9, `tests/test_backends.py`). Only the array
+are checked on every machine (against Aer to 1e-9, `tests/test_backend.py`). Three paths share one
+gate application (`apply`): noise-free states batched over inputs (`run`), over mutants x inputs
+(`run_many`), and density matrices under a noise config (`run_density`). Only the array
 operations that numpy and CuPy share are used: reshape, moveaxis, matmul, abs, asarray, zeros.
 
 State layout (N, 2, ..., 2): axis 1 + (n - 1 - q) holds qubit q (Qiskit's little-endian index).
@@ -19,19 +21,24 @@ import numpy as np
 from qiskit.circuit import Parameter
 
 from qmltest.errors import InputError
-from qmltest.simulate import statevector
+from qmltest.simulate import density, statevector
 
 
 def apply(xp: ModuleType, state: object, m: object, qubits: tuple[int, ...], n: int) -> object:
-    """Apply a (d, d) or per-input (N, d, d) matrix to states (N, 2, ..., 2) on `qubits`."""
-    axes = [1 + (n - 1 - q) for q in reversed(qubits)]
+    """Apply a matrix to states (..., 2, ..., 2) (n qubit axes after any batch axes) on `qubits`.
+
+    `m` is (d, d), or carries batch axes that broadcast against the state's (from the right, as
+    matmul does): (N, d, d) per input, (M, 1, d, d) per mutant, (M, N, d, d) per mutant and input."""
+    lead = state.ndim - n  # type: ignore[attr-defined]
+    axes = [lead + (n - 1 - q) for q in reversed(qubits)]
     k = len(qubits)
-    moved = xp.moveaxis(state, axes, list(range(n + 1 - k, n + 1)))
+    last = list(range(lead + n - k, lead + n))
+    moved = xp.moveaxis(state, axes, last)
     shape = moved.shape
-    flat = xp.reshape(moved, (shape[0], -1, 2**k))
-    mt = xp.moveaxis(m, -1, -2)  # (d, d) or (N, d, d): state rows times M^T
+    flat = xp.reshape(moved, shape[:lead] + (-1, 2**k))
+    mt = xp.moveaxis(m, -1, -2)  # state rows times M^T; batch axes broadcast from the right
     out = xp.matmul(flat, mt)
-    return xp.moveaxis(xp.reshape(out, shape), list(range(n + 1 - k, n + 1)), axes)
+    return xp.moveaxis(xp.reshape(out, shape), last, axes)
 
 
 def run(
@@ -52,6 +59,76 @@ def run(
     return xp.reshape(state, (batch, 2**n))
 
 
+def signature(ops: list[statevector.Op]) -> tuple[tuple[int, ...], ...]:
+    """The qubits of every op in order: programs with one signature run as one mutants x inputs batch."""
+    return tuple(op.qubits for op in ops)
+
+
+def run_many(
+    xp: ModuleType,
+    programs: list[list[statevector.Op]],
+    psi0: np.ndarray,
+    values: dict[Parameter, np.ndarray],
+    n: int,
+) -> object:
+    """Final states (M, N, 2^n) of M programs of one `signature` (a mutant and its siblings) on the
+    same initial states psi0 (host, (N, 2^n)): one batched matmul per op position for all M x N
+    states. An op every program shares is one matrix; otherwise the programs' matrices are stacked,
+    (M, 1, d, d), or (M, N, d, d) where one reads the input."""
+    sig = signature(programs[0])
+    if any(signature(p) != sig for p in programs[1:]):
+        raise ValueError("run_many takes programs of one signature (group them by `signature`)")
+    if any(op.name == "dephase" for p in programs for op in p):
+        raise InputError("the gpu backend runs circuits without mid-circuit measurements: use numpy or aer")
+    count, batch = len(programs), psi0.shape[0]
+    state = xp.reshape(xp.asarray(psi0), (1, batch) + (2,) * n)
+    state = xp.broadcast_to(state, (count, batch) + (2,) * n)
+    for i, first in enumerate(programs[0]):
+        ops = [p[i] for p in programs]
+        if all(statevector.same_op(first, op) for op in ops[1:]):
+            m = statevector.op_matrix(first, values, batch)  # (d, d) or (N, d, d): broadcast over M
+        else:
+            mats = [statevector.op_matrix(op, values, batch) for op in ops]
+            if all(x.ndim == 2 for x in mats):
+                m = np.stack(mats)[:, None]
+            else:
+                m = np.stack([np.broadcast_to(x, (batch,) + x.shape[-2:]) for x in mats])
+        state = apply(xp, state, xp.asarray(m), first.qubits, n)
+    return xp.reshape(state, (count, batch, 2**n))
+
+
+def run_density(
+    xp: ModuleType, prepared: density.Prepared, values: dict[Parameter, np.ndarray], batch: int
+) -> np.ndarray:
+    """Noisy probabilities (N, 2^m) of angle-encoded inputs: `density.Prepared.run`'s arithmetic on
+    the array namespace. A density matrix is a 2n-"qubit" vector (column stacking), so every step's
+    superoperator is applied as a gate by `apply`; the suffix is already folded into `prepared.w`."""
+    n = prepared.n
+    v = xp.zeros((batch, 4**n), dtype=complex)
+    v[:, 0] = 1.0
+    v = xp.reshape(v, (batch,) + (2,) * (2 * n))
+    for step in prepared.prefix:
+        m = density.step_matrix(step, values, batch)
+        v = apply(xp, v, xp.asarray(m), density.vec_qubits(step.qubits, n), 2 * n)
+    out = xp.real(xp.matmul(xp.reshape(v, (batch, 4**n)), xp.asarray(prepared.w)))
+    return host(out)
+
+
+def read_states(xp: ModuleType, prepared: density.Prepared, states: np.ndarray) -> np.ndarray:
+    """Noisy probabilities (N, 2^m) of amplitude-encoded inputs: no step reads a feature, so the
+    whole circuit is in `prepared.w` and p_b = psi^T W_b conj(psi), W_b[i, j] = w_b[i + j 2^n]."""
+    d = 2**prepared.n
+    psi = xp.asarray(np.asarray(states, dtype=complex))
+    wm = xp.asarray(np.ascontiguousarray(prepared.w.T.reshape(-1, d, d).transpose(0, 2, 1)))
+    cols = [xp.real(xp.sum(xp.matmul(psi, wm[b]) * xp.conj(psi), axis=1)) for b in range(wm.shape[0])]
+    return host(xp.stack(cols, axis=1))
+
+
+def host(a: object) -> np.ndarray:
+    """A device array back on the host (CuPy arrays come back with .get())."""
+    return np.asarray(a.get() if hasattr(a, "get") else a)
+
+
 def marginal(xp: ModuleType, psi: object, measured: list[int], n: int) -> np.ndarray:
     """Probabilities (N, 2^m) over the measured qubits (bit i = measured[i]), back on the host."""
     batch = psi.shape[0]  # type: ignore[attr-defined]
@@ -64,8 +141,7 @@ def marginal(xp: ModuleType, psi: object, measured: list[int], n: int) -> np.nda
         probs = xp.moveaxis(probs, [1 + order.index(a) for a in keep], list(range(1, len(keep) + 1)))
     else:
         probs = xp.moveaxis(probs, keep, list(range(1, n + 1)))
-    out = xp.reshape(probs, (batch, 2 ** len(measured)))
-    return np.asarray(out.get() if hasattr(out, "get") else out)  # CuPy arrays come back with .get()
+    return host(xp.reshape(probs, (batch, 2 ** len(measured))))
 
 
 def namespace(name: str) -> ModuleType:

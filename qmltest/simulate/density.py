@@ -143,12 +143,12 @@ def fuse(steps: list[Step], lookback: int = 64) -> list[Step]:
     return out
 
 
-def _vec_qubits(qubits: tuple[int, ...], n: int) -> tuple[int, ...]:
+def vec_qubits(qubits: tuple[int, ...], n: int) -> tuple[int, ...]:
     """A superoperator's 2k vector qubits: the ket side (low bits) then the bra side."""
     return tuple(qubits) + tuple(n + q for q in qubits)
 
 
-def _step_matrix(step: Step, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
+def step_matrix(step: Step, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
     if step.superop is not None:
         return step.superop
     u = angle_matrix(step.name, step.angle, step.gate, values, batch)
@@ -186,7 +186,7 @@ def heisenberg(steps: list[Step], w: np.ndarray, n: int) -> np.ndarray:
     """Readout operators back-propagated through fixed steps, last first: w <- S^T w."""
     for step in reversed(steps):
         assert step.superop is not None
-        w = apply_dense(w, step.superop.T, _vec_qubits(step.qubits, n), 2 * n)
+        w = apply_dense(w, step.superop.T, vec_qubits(step.qubits, n), 2 * n)
     return w
 
 
@@ -229,9 +229,9 @@ class Prepared:
             v = np.zeros((d * d, len(rows)), dtype=complex)
             v[0] = 1.0
             for step in self.prefix:
-                m = _step_matrix(step, values, len(rows))
+                m = step_matrix(step, values, len(rows))
                 fn = apply_t if m.ndim == 3 else apply_dense
-                v = fn(v, m, _vec_qubits(step.qubits, n), 2 * n)
+                v = fn(v, m, vec_qubits(step.qubits, n), 2 * n)
             out.append(np.real(v.T @ w))
         return np.concatenate(out) if out else np.zeros((0, w.shape[1]))
 

@@ -154,8 +154,6 @@ def probabilities(job: Circuit, encoded: np.ndarray, backend: str | None = None,
             return noisy.probabilities(
                 job.circuit, list(job.measured), inputs, aer_encoded, job.amplitude, noise, backend
             )
-        if backend == "gpu":
-            raise InputError("the gpu backend is noise-free: run noise on numpy or aer (--backend)")
     check_size(job.num_qubits)
     if backend == "gpu":
         return _device_probabilities(job, encoded)
@@ -184,6 +182,21 @@ def _numpy_batch(job: Circuit, encoded: np.ndarray) -> np.ndarray:
     return statevector.marginal_probabilities(psi.T, list(job.measured), n)
 
 
+def device_budget(xp: object, per_item: int, what: str, name: str = "gpu") -> int:
+    """How many states of `per_item` bytes one batch holds: half the free device memory (CuPy), or
+    CHUNK_BYTES on the host; one line, exit 2, when not even one fits."""
+    from qmltest.simulate import arraykernel
+
+    free = arraykernel.free_bytes(xp)  # type: ignore[arg-type]
+    budget = CHUNK_BYTES if free is None else free // 2
+    if per_item > budget:
+        raise InputError(
+            f"{what} needs {per_item / 2**30:.2f} GiB per input on the {name} backend, "
+            f"but {budget / 2**30:.2f} GiB are free there"
+        )
+    return max(1, budget // per_item)
+
+
 def _device_probabilities(job: Circuit, encoded: np.ndarray, name: str = "gpu") -> np.ndarray:
     """The array-API kernel (`arraykernel`) on CuPy ('gpu') or numpy, in batches that fit half the
     free device memory (state and matmul output: 2 x 16 x 2^n bytes per input)."""
@@ -191,21 +204,58 @@ def _device_probabilities(job: Circuit, encoded: np.ndarray, name: str = "gpu") 
 
     xp = arraykernel.namespace(name)
     n = job.num_qubits
-    per_input = 2 * 16 * 2**n
-    free = arraykernel.free_bytes(xp)
-    budget = CHUNK_BYTES if free is None else free // 2
-    if per_input > budget:
-        raise InputError(
-            f"{n} qubits need {per_input / 2**30:.2f} GiB per input on the {name} backend, "
-            f"but {budget / 2**30:.2f} GiB are free there"
-        )
-    chunk = max(1, budget // per_input)
+    chunk = device_budget(xp, 2 * 16 * 2**n, f"{n} qubits", name)
     out = []
     for lo in range(0, len(encoded), chunk):
         psi0, values = _start(job, encoded[lo : lo + chunk])
         psi = arraykernel.run(xp, job.ops, psi0, values, n)
         out.append(arraykernel.marginal(xp, psi, list(job.measured), n))
     return np.concatenate(out) if out else np.zeros((0, 2 ** len(job.measured)))
+
+
+def probabilities_many(jobs: list[Circuit], encoded: np.ndarray, backend: str = "gpu") -> list[np.ndarray]:
+    """Exact probabilities of several programs (a model's mutants) on the same encoded inputs, each
+    as `probabilities` would return it, batched over mutants x inputs on the array kernel (CuPy for
+    'gpu', numpy for 'numpy'): programs of one op signature, readout and encoding run as one batch
+    (`arraykernel.run_many`). Programs the kernel does not take (several bases, mid-circuit
+    measurements) run one by one on `backend`'s own path."""
+    from qmltest.simulate import arraykernel
+
+    out: list[np.ndarray | None] = [None] * len(jobs)
+    groups: dict[tuple, list[int]] = {}
+    for i, job in enumerate(jobs):
+        if job.groups or any(op.name == "dephase" for op in job.ops):
+            out[i] = probabilities(job, encoded, backend)
+        else:
+            key = (arraykernel.signature(job.ops), job.measured, job.amplitude, job.num_qubits)
+            groups.setdefault(key, []).append(i)
+    if groups:
+        xp = arraykernel.namespace(backend)
+        encoded = np.asarray(encoded)
+    for (_, measured, _, n), members in groups.items():
+        first = jobs[members[0]]
+        if not first.amplitude and encoded.shape[1] != len(first.inputs):
+            raise InputError(f"wrong feature count: the circuit has {len(first.inputs)} inputs, got {encoded.shape[1]}")
+        check_size(n)
+        rows = min(len(encoded), device_budget(xp, 2 * 16 * 2**n, f"{n} qubits", backend))
+        per = max(1, device_budget(xp, 2 * 16 * 2**n * max(rows, 1), f"{n} qubits", backend))
+        parts: dict[int, list[np.ndarray]] = {i: [] for i in members}
+        for lo in range(0, len(encoded), max(rows, 1)):
+            psi0 = _start(first, encoded[lo : lo + rows])[0]
+            values: dict = {}
+            for i in members:
+                values.update(_values(jobs[i], encoded[lo : lo + rows]))
+            for at in range(0, len(members), per):
+                chosen = members[at : at + per]
+                psi = arraykernel.run_many(xp, [jobs[i].ops for i in chosen], psi0, values, n)
+                flat = xp.reshape(psi, (len(chosen) * len(psi0), 2**n))
+                probs = arraykernel.marginal(xp, flat, list(measured), n).reshape(len(chosen), len(psi0), -1)
+                for j, i in enumerate(chosen):
+                    parts[i].append(probs[j])
+        for i in members:
+            out[i] = np.concatenate(parts[i]) if parts[i] else np.zeros((0, 2 ** len(measured)))
+    assert all(p is not None for p in out)
+    return out  # type: ignore[return-value]
 
 
 def _values(job: Circuit, encoded: np.ndarray) -> dict:

@@ -135,25 +135,33 @@ def probabilities(
 
     backend 'numpy': the density-matrix engine (`qmltest.simulate.density`) on the same circuits,
     where it applies (gate channels from the config, not a fake backend's model, and a density
-    matrix that fits); otherwise, and with backend 'aer', Aer.
+    matrix that fits); 'gpu': the same engine's prefix on the array kernel (`arraykernel.run_density`,
+    CuPy); otherwise, and with backend 'aer', Aer.
     """
     circuit, _ = aer.dephased(circuit)  # mid-circuit measurements: dephasing, as on the noise-free paths
+    kernel = backend == "gpu"
+    if kernel and (cfg.has("backend") or not density_fits(circuit.num_qubits)):
+        raise InputError(
+            "the gpu backend runs a config's noise channels on density matrices that fit in memory; "
+            "for a fake device or a wider model use --backend numpy or aer"
+        )
     if cfg.has("backend"):  # a fake device: transpiled to it, its noise and readout (`device`)
         from qmltest.simulate import device
 
         trajectories = int(cfg.get("noise", "trajectories", 200))
         name = str(cfg.get("backend", "fake"))
         return device.probabilities(circuit, measured, inputs, encoded, amplitude, name, cfg.seed, trajectories)
-    fast = backend == "numpy" and numpy_applies(circuit, cfg)
+    fast = kernel or (backend == "numpy" and numpy_applies(circuit, cfg))
     density = density_fits(circuit.num_qubits)
     method = "density_matrix" if density else "statevector"
     shots = 1 if density else int(cfg.get("noise", "trajectories", 200))
     reps, sigma = _drift(cfg)
     total = np.zeros((len(encoded), 2 ** len(measured)))
     try:
-        if fast:  # the numpy density-matrix engine, circuits compiled once (transpiled as Aer would)
+        if fast:  # the density-matrix engine, circuits compiled once (transpiled as Aer would)
             for prep in _prepared(circuit, measured, cfg, reps, sigma):
-                total += prep.run(inputs, encoded, amplitude)
+                run = _on_device if kernel else type(prep).run
+                total += run(prep, inputs, encoded, amplitude)
         rng = np.random.default_rng(cfg.seed)
         for _ in range(0 if fast else reps):
             qc = _passes(circuit, cfg, sigma, rng)
@@ -169,3 +177,22 @@ def probabilities(
             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         ) from exc
     return build.apply_readout(total / reps, cfg)
+
+
+def _on_device(prep: object, inputs: list[Parameter], encoded: np.ndarray, amplitude: bool) -> np.ndarray:
+    """A prepared circuit's noisy probabilities on the gpu backend, in batches of inputs that fit
+    half its free memory (the vectors and matmul outputs: 2 x 16 x 4^n bytes per input)."""
+    from qmltest.simulate import arraykernel, engine
+
+    xp = arraykernel.namespace("gpu")
+    n = prep.n  # type: ignore[attr-defined]
+    chunk = engine.device_budget(xp, 2 * 16 * 4**n, f"{n} qubits (density matrix)")
+    out = []
+    for lo in range(0, len(encoded), chunk):
+        if amplitude:
+            out.append(arraykernel.read_states(xp, prep, encoded[lo : lo + chunk]))  # type: ignore[arg-type]
+            continue
+        rows = np.asarray(encoded[lo : lo + chunk], dtype=float)
+        values = {p: rows[:, i] for i, p in enumerate(inputs)}
+        out.append(arraykernel.run_density(xp, prep, values, len(rows)))  # type: ignore[arg-type]
+    return np.concatenate(out) if out else np.zeros((0, prep.w.shape[1]))  # type: ignore[attr-defined]
