@@ -183,3 +183,23 @@ def test_one_vote_by_bucket_follows_the_exact_win_probability() -> None:
     k = int(np.sum(pred == 0))
     lo, hi = binom.ppf(0.0005, 2000, p0), binom.isf(0.0005, 2000, p0)
     assert lo <= k <= hi, (k, 2000 * p0)
+
+
+def test_blockwise_max_abs_diff_is_the_one_pass_number_exactly() -> None:
+    from qmltest.mutation.evaluate import max_abs_diff
+
+    rng = np.random.default_rng(7)
+    for shape in ((100, 65536), (3, 5), (1, 1), (0, 4), (17, 4096)):
+        a, b = rng.random(shape), rng.random(shape)
+        expect = float(np.max(np.abs(a - b))) if a.size else 0.0
+        assert max_abs_diff(a, b) == expect
+
+
+def test_large_arrays_stay_on_the_heap_under_glibc() -> None:
+    import platform
+
+    from qmltest import gctune
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    assert gctune.keep_arrays_on_heap() is True

