@@ -81,8 +81,24 @@ def prefix_reuse(name: str) -> None:
     start = time.perf_counter()
     aer = [engine.probabilities(m.job(), data.encoded, backend="aer") for m in few]
     t_aer = (time.perf_counter() - start) / len(few)
-    from qmltest.simulate import resume
+    from qmltest.errors import InputError
+    from qmltest.simulate import arraykernel, resume
 
+    kernel = {}  # the array kernel, mutants x inputs in signature groups: numpy here, CuPy where present
+    for name_ in ("numpy", "gpu"):
+        try:
+            arraykernel.namespace(name_)
+        except InputError:
+            continue
+        jobs = [m.job() for m in mutants]
+        engine.probabilities_many(jobs[:4], data.encoded, name_)  # warm (CuPy compiles its kernels once)
+        start = time.perf_counter()
+        got = engine.probabilities_many(jobs, data.encoded, name_)
+        kernel[name_] = (
+            time.perf_counter() - start,
+            max(float(np.max(np.abs(a - b))) for a, b in zip(got, results["plain"])),
+            len({arraykernel.signature(j.ops) for j in jobs}),
+        )
     start = time.perf_counter()
     check = resume.Checkpoints(model.job(), data.encoded)
     t_build = time.perf_counter() - start
@@ -104,6 +120,11 @@ def prefix_reuse(name: str) -> None:
     t_prefix = seconds["prefix"] * per
     print(f"    prefix reuse {t_prefix:7.1f}  (x{plain / t_prefix:.2f}; bit-identical: {same})")
     print(f"    from start   {plain:7.1f}")
+    for name_, (secs, err, groups) in kernel.items():
+        print(
+            f"    kernel {name_:<5} {secs * per:7.1f}  (array kernel, mutants x inputs in {groups} signature groups; "
+            f"max |diff| {err:.1e})"
+        )
     print(
         f"    Aer batched  {1e6 * t_aer / len(data.y):7.1f}  (one bind of {len(data.y)} inputs per mutant, "
         f"{len(few)} mutants; fused is x{1e6 * t_aer / len(data.y) / (seconds['fused'] * per):.0f} faster; "

@@ -16,6 +16,7 @@ runner records it as errored) instead of ending the run.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -154,10 +155,24 @@ def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
         return TaskError(f"{type(exc).__name__}: {exc}")
 
 
+def _prepared(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """The batch after `fn.prepare(shared, items)`, where `fn` has one: work done once for the whole
+    batch (the gpu backend simulates a batch's mutants x inputs at once). A prepare that fails
+    leaves the items as they were: each is then run, and fails or not, on its own."""
+    prepare = getattr(fn, "prepare", None)
+    if prepare is None or not batch:
+        return batch
+    try:
+        items = prepare(shared, [item for _, item in batch])
+    except Exception:
+        return batch
+    return [(index, item) for (index, _), item in zip(batch, items)]
+
+
 def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
     """Run one batch on a worker; an item that fails is tried once more before it is reported."""
     out = []
-    for index, item in batch:
+    for index, item in _prepared(fn, shared, batch):
         result = _call(fn, shared, item)
         for _ in range(RETRIES):
             if not isinstance(result, TaskError):
@@ -165,6 +180,11 @@ def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, An
             result = _call(fn, shared, item)
         out.append((index, result))
     return out
+
+
+def _unprepared(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """`fn` without its prepare step (the batch it belongs to has been prepared)."""
+    return (lambda shared, item: fn(shared, item)) if hasattr(fn, "prepare") else fn
 
 
 def _packed(fn: Callable[[Any, Any], Any], shared: Any, payload: bytes) -> list[tuple[int, Any]]:
@@ -237,11 +257,9 @@ def run_tasks(
         return [(offset + i, item) for i, item in enumerate(chunk)]
 
     if where.local:
-        for pair in indexed(items):
-            done(*_batch(fn, shared, [pair])[0])
-        for chunk in later(1) if later is not None else ():
-            for pair in indexed(chunk):
-                done(*_batch(fn, shared, [pair])[0])
+        for chunk in itertools.chain([items], later(1) if later is not None else ()):  # lazily: generation interleaves
+            for pair in _prepared(fn, shared, indexed(chunk)):
+                done(*_batch(_unprepared(fn), shared, [pair])[0])  # one at a time: each result is saved as it comes
         return results
     with _reuse_or_start(where) as dask_client:
         tasks = _OnDask(dask_client, fn, shared, where)

@@ -235,3 +235,37 @@ def test_gpu_refuses_noise_it_cannot_run_in_one_line(monkeypatch) -> None:
     fake = from_dict({"backend": {"fake": "FakeManilaV2"}})
     with pytest.raises(InputError, match=r"gpu backend runs a config's noise channels .* fake device"):
         engine.probabilities(model.job(), np.zeros((1, len(model.job().inputs))), "gpu", fake)
+
+
+def test_mutate_on_gpu_batches_mutants_x_inputs_with_numpy_s_verdicts(iris_model, tmp_path, monkeypatch) -> None:
+    """`mutate --backend gpu` (its kernel on numpy here): each task's mutants are simulated as one
+    mutants x inputs batch, and the report equals the numpy backend's in every mutant's status,
+    verdicts and mean accuracy, with shots (statistical and vote evidence drawn from them; p-values
+    far below alpha differ in their last digits, as the probabilities do at 1e-15)."""
+    from qmltest.simulate import engine
+
+    _on_numpy(monkeypatch)
+    batches: list[int] = []
+    real = engine.probabilities_many
+
+    def spy(jobs, encoded, backend="gpu"):
+        batches.append(len(jobs))
+        return real(jobs, encoded, backend)
+
+    monkeypatch.setattr(engine, "probabilities_many", spy)
+    reports = {}
+    for name in ("numpy", "gpu"):
+        args = ["mutate", str(iris_model), "--suite", "qml", "--operators", "ALD,LS,ILS,DFC", "--test", "iris:test"]
+        args += ["--null-copies", "10", "--backend", name, "--json", str(tmp_path / f"{name}.json"), "--quiet"]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
+        assert reports[name]["meta"]["backend"] == name
+    assert batches and max(batches) > 1  # mutants went out together
+    rows = {k: [(m["id"], m["status"], m["verdicts"]) for m in r["mutants"]] for k, r in reports.items()}
+    assert len(rows["gpu"]) > 5 and rows["gpu"] == rows["numpy"]
+    for a, b in zip(reports["gpu"]["mutants"], reports["numpy"]["mutants"]):  # equal to rounding, not bits
+        for suite, ev in (a.get("evidence") or {}).items():
+            if "mean_accuracy" in ev:
+                assert abs(ev["mean_accuracy"] - b["evidence"][suite]["mean_accuracy"]) < 1e-6
+    assert reports["gpu"]["mutation_score"] == reports["numpy"]["mutation_score"]

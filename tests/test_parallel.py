@@ -53,6 +53,36 @@ def _fails_on_three(shared: dict, item: int) -> int:
     return item
 
 
+def _offset(shared: dict, item: int) -> int:
+    return item
+
+
+def _prepare_offset(shared: dict, items: list[int]) -> list[int]:
+    """Once per task: each item plus the task's size (what only the whole batch knows)."""
+    if shared.get("fail"):
+        raise RuntimeError("prepare failed")
+    return [i + 1000 * len(items) for i in items]
+
+
+_offset.prepare = _prepare_offset  # type: ignore[attr-defined]
+
+
+def test_a_task_s_prepare_runs_once_per_batch_in_process_and_on_dask() -> None:
+    """`fn.prepare(shared, items)` sees a whole batch (a chunk in-process, a task on Dask) before its
+    items run one by one; a prepare that fails leaves the items as they were."""
+
+    def later(workers: int):
+        yield [10, 11, 12]
+        yield [20]
+
+    local = parallel.run_tasks(_offset, {}, [1, 2], later=later)
+    assert local == [2001, 2002, 3010, 3011, 3012, 1020]
+    # on Dask the first items spread over the 2 workers (one task each), a later chunk is one task
+    assert parallel.run_tasks(_offset, {}, [1, 2], parallel.plan(2), later=later) == [1001, 1002] + local[2:]
+    assert parallel.run_tasks(_offset, {}, [1, 2, 3], parallel.plan(2, batch=1), later=later)[:3] == [1001, 1002, 1003]
+    assert parallel.run_tasks(_offset, {"fail": True}, [1, 2], later=later) == [1, 2, 10, 11, 12, 20]
+
+
 def test_in_process_and_dask_give_the_same_results_in_order() -> None:
     items = list(range(40))
     local = parallel.run_tasks(_square, {"scale": 3}, items)

@@ -86,10 +86,14 @@ class Evaluator:
         self._orig_win: dict[str, tuple[np.ndarray, bool]] = {}
         self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
         self._reduced_cache: dict[int, tuple[np.ndarray, ...]] = {}
+        self._batched: dict[tuple[int, str], tuple[Model, np.ndarray]] = {}  # `prefetch`ed probabilities
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
         from qmltest.simulate import engine
 
+        hit = self._batched.pop((id(model), data.fingerprint), None)
+        if hit is not None and hit[0] is model:
+            return hit[1]
         encoded = data.encoded
         if model.manifest["preprocessing"] != self.original.manifest["preprocessing"]:
             if data.raw is None:
@@ -101,6 +105,28 @@ class Evaluator:
                 return reused
         return engine.probabilities(model.job(), encoded, self.backend, noise=self.noise)
 
+    PREFETCH_BYTES = 256 * 2**20
+    """Probabilities one `prefetch` may hold until they are read."""
+
+    def prefetch(self, models: list[Model], data: Data) -> int:
+        """On the gpu backend, noise-free: the models' probabilities on `data` simulated as one
+        mutants x inputs batch (`engine.probabilities_many`) and kept until `probs` reads each once;
+        how many were made. Elsewhere nothing (numpy resumes each mutant from the original's
+        checkpoints, Aer runs one circuit at a time)."""
+        from qmltest.simulate import engine
+
+        if self.backend != "gpu" or self.noise is not None:
+            return 0
+        pre = self.original.manifest["preprocessing"]
+        same = [m for m in models if m is not self.original and m.manifest["preprocessing"] == pre]
+        if len(same) < 2:
+            return 0
+        per = len(data.encoded) * 8 * max(2 ** len(m.job().measured) for m in same)
+        take = same[: max(1, self.PREFETCH_BYTES // max(per, 1))]
+        for m, p in zip(take, engine.probabilities_many([m.job() for m in take], data.encoded, self.backend)):
+            self._batched[(id(m), data.fingerprint)] = (m, p)
+        return len(take)
+
     prefix_reuse = True
     fuse = True
     """Resume mutants from the original's cached states (bit-identical) and, with `fuse`, finish them
@@ -108,7 +134,7 @@ class Evaluator:
 
     def __getstate__(self) -> dict:
         """Workers get the settings, not the client's cached batch states (they rebuild their own)."""
-        return dict(self.__dict__, _prefix={}, _reduced_cache={})
+        return dict(self.__dict__, _prefix={}, _reduced_cache={}, _batched={})
 
     def _resumed(self, model: Model, data: Data) -> np.ndarray | None:
         """A mutant resumed from the original's checkpoints (`qmltest.simulate.resume`)."""

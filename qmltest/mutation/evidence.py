@@ -75,13 +75,28 @@ def shipped(original: Model, cand: Mutant, remote: bool) -> Mutant:
     return replace(cand, evidence=dict(cand.evidence), model=None, delta=delta_mod.delta_of(original, cand.model))
 
 
+def _materialized(original: Model, cand: Mutant) -> Mutant:
+    """The candidate with its model: rebuilt from its delta, or the original for a null copy."""
+    if cand.delta is not None:
+        return replace(cand, model=delta_mod.apply(original, cand.delta), delta=None)
+    if cand.model is None:  # a null copy
+        return replace(cand, model=original)
+    return cand
+
+
+def _prepare_batch(shared: EvalShared, items: list[Mutant]) -> list[Mutant]:
+    """A task's candidates with their models, and on the gpu backend their probabilities on each
+    suite simulated as one mutants x inputs batch (`Evaluator.prefetch`) before the evidence."""
+    out = [_materialized(shared.evaluator.original, c) for c in items]
+    for s in shared.suites:
+        shared.evaluator.prefetch([c.model for c in out if s.name not in c.evidence], s)  # type: ignore[misc]
+    return out
+
+
 def _evaluate_task(shared: EvalShared, cand: Mutant) -> tuple[dict[str, dict], list[int]]:
     """Evidence of one candidate on the suites it has none for yet, and the original's gates it
     touches (found here rather than in the client, which on a small machine shares the cores)."""
-    if cand.delta is not None:
-        cand = replace(cand, model=delta_mod.apply(shared.evaluator.original, cand.delta), delta=None)
-    elif cand.model is None:  # a null copy
-        cand = replace(cand, model=shared.evaluator.original)
+    cand = _materialized(shared.evaluator.original, cand)
     assert cand.model is not None
     original = shared.evaluator.original
     touched = [] if cand.model is original else touched_gates(original, cand.model)
@@ -91,6 +106,9 @@ def _evaluate_task(shared: EvalShared, cand: Mutant) -> tuple[dict[str, dict], l
         if s.name not in cand.evidence
     }
     return evidence, touched
+
+
+_evaluate_task.prepare = _prepare_batch  # type: ignore[attr-defined]  # run once per task (`parallel`)
 
 
 def correct_mask(original: Model, evaluator: Evaluator, suite: Data) -> np.ndarray:

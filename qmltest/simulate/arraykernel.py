@@ -11,6 +11,13 @@ A k-qubit gate on qubits (q_0, ..., q_{k-1}) moves their axes last in the order 
 so that the flattened last axis is Qiskit's matrix index, and multiplies by M^T there: one batched
 matmul per gate, shared (d, d) or per input (N, d, d). Gate matrices are built on the host by the
 numpy engine's own code (`statevector.op_matrix`) and sent over once per gate and batch.
+
+On numpy the kernel is for the tests, not for speed: on QCL's 296 directed mutants x 100 inputs it
+takes 183-188 us per (mutant, input) against the numpy engine's 26.5 from the start (8.0 fused).
+Of three layouts measured there, moving the gate's axes last and multiplying by M^T was fastest
+(a single-qubit gate as weighted sums of the state's halves: 321 us; as M times the state viewed as
+(..., 2, 2^q) with no axis moves: 269 us): numpy runs many tiny matmuls in its own C loop, not
+in BLAS. Its speed on a GPU is still to be measured (no device was lent to the session that wrote it).
 """
 
 from __future__ import annotations
