@@ -74,7 +74,7 @@ FULL = Size(
     qf_shots=1000,
     qf_settings=Settings(),
     qf_operators=(),
-    qf_models=("qcl", "qcnn"),  # DRNN's column would add about 13 min (3x QCL's simulation cost)
+    qf_models=("qcl", "qcnn", "drnn"),  # the paper's three columns (DRNN: about 13 min, 3x QCL's simulation)
     workers=2,
     qml_models=tuple(QML_MODELS),
 )
@@ -245,6 +245,35 @@ def seeds_test(a: list[float], b: list[float]) -> tuple[bool, float]:
     if len(diff) < 2 or not np.any(diff):
         return holds, 1.0
     return holds, float(wilcoxon(diff).pvalue)
+
+
+def rates_test(a: tuple[int, int], b: tuple[int, int]) -> tuple[bool, float]:
+    """Is rate a = (successes, trials) above rate b, and Fisher's exact two-sided p (two sets of
+    different mutants: independent samples). 1.0 where either has no trials."""
+    from scipy.stats import fisher_exact
+
+    if a[1] == 0 or b[1] == 0:
+        return False, 1.0
+    table = [[a[0], a[1] - a[0]], [b[0], b[1] - b[0]]]
+    return a[0] / a[1] > b[0] / b[1], float(fisher_exact(table).pvalue)
+
+
+def stratified_rates_test(strata: list[tuple[tuple[int, int], tuple[int, int]]]) -> tuple[bool, float]:
+    """`rates_test` over strata (one per operator, whose rates differ): Cochran-Mantel-Haenszel,
+    the direction from the pooled odds ratio. Strata where a side has no trials are left out; one
+    stratum left: Fisher's exact test on it."""
+    from statsmodels.stats.contingency_tables import StratifiedTable
+
+    kept = [(a, b) for a, b in strata if a[1] > 0 and b[1] > 0]
+    if not kept:
+        return False, 1.0
+    if len(kept) == 1:
+        return rates_test(*kept[0])
+    tables = [np.array([[a[0], a[1] - a[0]], [b[0], b[1] - b[0]]], dtype=float) for a, b in kept]
+    st = StratifiedTable(tables)
+    odds = float(st.oddsratio_pooled)
+    p = float(st.test_null_odds(correction=True).pvalue)
+    return odds > 1.0, p if p == p else 1.0
 
 
 def tested(comparisons: list[tuple[bool, float]], close: bool | None, alpha: float = ALPHA) -> str:

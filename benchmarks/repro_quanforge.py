@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-from repro_common import MODELS, ZOO, Size, Table, _bars, paired_test, pct, tested, verdict
+from repro_common import (
+    MODELS,
+    ZOO,
+    Size,
+    Table,
+    _bars,
+    paired_test,
+    pct,
+    rates_test,
+    stratified_rates_test,
+    tested,
+)
 
 from qmltest import artifact, parallel, suites
 from qmltest.data import datasets
@@ -165,9 +175,15 @@ def _kr_nr(cell: dict, ops: tuple[str, ...]) -> tuple[float | None, float | None
     return kr, nr, sum(g["generated"] for g in got)
 
 
-def _kr_nr_row(got: tuple, paper: tuple[float, float] | None, holds: bool | None) -> dict:
-    """The KR/NR columns of one row beside the paper's (None: N/A in the paper), and its verdict
-    (tolerance 15 points on both)."""
+def _counts(cell: dict, op: str, key: str) -> tuple[int, int]:
+    """(mutants that are `key` (killable / nontrivial), scored mutants) of one operator in a cell."""
+    s = cell.get(op) or {}
+    return int(s.get(key) or 0), int(s.get("scored") or 0)
+
+
+def _kr_nr_row(got: tuple, paper: tuple[float, float] | None, test: tuple[bool, float] | None) -> dict:
+    """The KR/NR columns of one row beside the paper's (None: N/A in the paper), the claim's test
+    (direction seen, p) and its verdict (`tested`; tolerance 15 points on both)."""
     kr, nr, n = got
     close = paper is not None and kr is not None and abs(kr - paper[0]) <= 15 and abs(nr - paper[1]) <= 15
     paper = paper or (None, None)
@@ -177,7 +193,8 @@ def _kr_nr_row(got: tuple, paper: tuple[float, float] | None, holds: bool | None
         "KR paper %": paper[0],
         "NR %": nr,
         "NR paper %": paper[1],
-        "verdict": verdict(holds, close),
+        "p": None if test is None else float(f"{test[1]:.3g}"),
+        "verdict": "ours only" if test is None else tested([test], close),
     }
 
 
@@ -188,15 +205,22 @@ def quanforge_table7(size: Size) -> Table:
         "table7-operator-capability",
         "QuanForge Table 7 (MNIST, QCL): KillabilityRate and NontrivialityRate of each operator's mutants",
         "every operator generates mostly killable mutants (KR > 50%), and a minority to a half of them non-trivial",
-        ["operator", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "verdict"],
+        ["operator", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "p", "verdict"],
     )
+    from scipy.stats import binomtest
+
     if size.quick not in _QF_RUNS:
         quanforge_table3(size)
     cell = _QF_RUNS[size.quick]["generation"]["cells"]["all"]
     for op, paper in QUANFORGE_TABLE7.items():
         got = _kr_nr(cell, (op,))
-        t.rows.append({"operator": op, **_kr_nr_row(got, paper, None if got[0] is None else got[0] > 50)})
-    t.notes.append("From the Table 3 run's generation (binary search per operator). Tolerance 15 points on both.")
+        k, n = _counts(cell, op, "killable")
+        test = None if got[0] is None or n == 0 else (2 * k > n, float(binomtest(k, n, 0.5).pvalue))
+        t.rows.append({"operator": op, **_kr_nr_row(got, paper, test)})
+    t.notes.append(
+        "From the Table 3 run's generation (binary search per operator). A row holds when KR > 50% by an exact "
+        "two-sided binomial test of its killable mutants against 50% (p); tolerance 15 points on both."
+    )
     t.plot = lambda tab, path: _bars(tab, path, "KR %", "KR paper %", lambda r: r["operator"])
     t.keys, t.ours, t.theirs = ("operator",), "KR %", "KR paper %"
     return t
@@ -214,8 +238,10 @@ def _region_table(
     claim: str,
     regions: list[tuple[str, object]],
     paper: dict,
-    test: Callable[[dict], bool],
+    higher: tuple[str, str],
 ) -> Table:
+    """KR and NR per operator group and region; the claim: NR of region higher[0] above that of
+    higher[1], tested per group over its operators (`stratified_rates_test`)."""
     from qmltest.mutation.scope import Scope
 
     t = Table(
@@ -223,17 +249,21 @@ def _region_table(
         name,
         title,
         claim,
-        ["group", "region", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "verdict"],
+        ["group", "region", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "p", "verdict"],
     )
     cells = _scoped_run(size, [pipeline.Cell(label, Scope(**kw)) for label, kw in regions])  # type: ignore[arg-type]
+    hi, lo = higher
     for group, ops in GROUPS.items():
         got = {label: _kr_nr(cells[label], ops) for label, _ in regions}
-        holds = None if any(v[1] is None for v in got.values()) else test(got)
+        strata = [(_counts(cells[hi], o, "nontrivial"), _counts(cells[lo], o, "nontrivial")) for o in ops]
+        test = None if any(v[1] is None for v in got.values()) else stratified_rates_test(strata)
         for i, (label, _) in enumerate(regions):
-            t.rows.append({"group": group, "region": label, **_kr_nr_row(got[label], paper[group][i], holds)})
+            t.rows.append({"group": group, "region": label, **_kr_nr_row(got[label], paper[group][i], test)})
     t.notes.append(
         "One QuanForge search per region and operator on QCL (reference and Ori suite as in Table 3); groups "
-        "average their operators (Modify (gate): GPM, GSM, GRT; Modify (param): PF, PSF, PS). Tolerance 15 points."
+        "average their operators (Modify (gate): GPM, GSM, GRT; Modify (param): PF, PSF, PS). The claim is tested "
+        "per group on the non-trivial counts of the two regions' mutants, operators as strata (Cochran-Mantel-"
+        "Haenszel; Fisher's exact test for a one-operator group): p. Tolerance 15 points."
     )
     t.plot = lambda tab, path: _bars(tab, path, "NR %", "NR paper %", lambda r: f"{r['group']}\n{r['region']}")
     t.keys, t.ours, t.theirs = ("group", "region"), "NR %", "NR paper %"
@@ -249,7 +279,7 @@ def quanforge_table4(size: Size) -> Table:
         "mutants in the deeper half are more often non-trivial (NR 50-100% > NR 0-50%)",
         [("0-50%", {"depth": (0.0, 0.5)}), ("50-100%", {"depth": (0.5, 1.0)})],
         QUANFORGE_TABLE4,
-        lambda got: got["50-100%"][1] > got["0-50%"][1],
+        ("50-100%", "0-50%"),
     )
 
 
@@ -266,7 +296,7 @@ def quanforge_table5(size: Size) -> Table:
         "(the paper's QCL column itself holds it for 3 of the 5 groups)",
         [("output", {"qubits": out}), ("non-output", {"qubits": rest})],
         QUANFORGE_TABLE5,
-        lambda got: got["output"][1] < got["non-output"][1],
+        ("non-output", "output"),
     )
 
 
@@ -305,39 +335,40 @@ def quanforge_table6(size: Size) -> Table:
         "adding Hadamard or SWAP gates is more disruptive (lower NR) than adding phase or rotation gates; deleting "
         "or modifying controlled gates is more disruptive than rotation gates on amplitude-encoded QCL (the paper's "
         "QCL column holds it for Delete and Modify (gate), not Replace)",
-        ["group", "gate type", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "verdict"],
+        ["group", "gate type", "generated", "KR %", "KR paper %", "NR %", "NR paper %", "p", "verdict"],
     )
     added = ("controlled", "hadamard", "pauli", "phase", "rotation", "swap")
     mutated, groups_mutated = ("controlled", "pauli", "rotation"), tuple(g for g in GROUPS if g != "Add")
     if size.quick:  # two types for Add and for Delete
         added, mutated, groups_mutated = ("hadamard", "rotation"), ("controlled", "rotation"), ("Delete",)
     got: dict[tuple[str, str], tuple] = {}
+    counts: dict[tuple[str, str], tuple[int, int]] = {}  # (non-trivial, scored)
     for types, groups in ((added, ("Add",)), (mutated, groups_mutated)):
         ops = tuple(ONE_PER_GROUP[g] for g in groups)
         cells = _scoped_run(size, [pipeline.Cell(k, Scope(gate_types=(k,))) for k in types], ops)
         got |= {(g, k): _kr_nr(cells[k], (ONE_PER_GROUP[g],)) for g in groups for k in types}
+        counts |= {(g, k): _counts(cells[k], ONE_PER_GROUP[g], "nontrivial") for g in groups for k in types}
 
-    def nr(g: str, k: str) -> float | None:
-        return got.get((g, k), (None, None, 0))[1]
-
-    def below(g: str, low: tuple[str, ...], high: tuple[str, ...]) -> bool | None:
-        a, b = [nr(g, k) for k in low], [nr(g, k) for k in high]
-        if any(v is None for v in a + b):
+    def above(g: str, high: tuple[str, ...], low: tuple[str, ...]) -> tuple[bool, float] | None:
+        """NR of the `high` types (pooled) above the `low` ones: Fisher's exact test."""
+        if any(got.get((g, k), (None, None, 0))[1] is None for k in high + low):
             return None
-        return float(np.mean(a)) < float(np.mean(b))  # type: ignore[arg-type]
+        pooled = [tuple(sum(counts[(g, k)][i] for k in ks) for i in (0, 1)) for ks in (high, low)]
+        return rates_test(pooled[0], pooled[1])  # type: ignore[arg-type]
 
     for (g, k), row in got.items():
         if g == "Add":
             disruptive = tuple(x for x in ("hadamard", "swap") if x in added)
-            holds = below(g, disruptive, tuple(x for x in ("phase", "rotation") if x in added))
+            test = above(g, tuple(x for x in ("phase", "rotation") if x in added), disruptive)
         else:
-            holds = below(g, ("controlled",), ("rotation",)) if k in ("controlled", "rotation") else None
-        t.rows.append({"group": g, "gate type": k, **_kr_nr_row(row, QUANFORGE_TABLE6.get((g, k)), holds)})
+            test = above(g, ("rotation",), ("controlled",)) if k in ("controlled", "rotation") else None
+        t.rows.append({"group": g, "gate type": k, **_kr_nr_row(row, QUANFORGE_TABLE6.get((g, k)), test)})
     t.notes.append(
         "One QuanForge search per gate type with one operator per group (RGA, RGD, GR, GPM, PF; the paper averages "
         "GPM, GSM, GRT and PF, PSF, PS), reference and Ori suite as Table 3. Add rows hold when the mean NR of adding "
         "Hadamard and SWAP gates is below that of phase and rotation gates; Delete, Replace and Modify rows when NR "
-        "of controlled gates is below NR of rotation gates. In Qiskit's names our QCL has cx, rx and rz (cx is both "
+        "of controlled gates is below NR of rotation gates: Fisher's exact test on the pooled non-trivial counts (p). "
+        "In Qiskit's names our QCL has cx, rx and rz (cx is both "
         "controlled and Pauli in Table 1), so the paper's N/A cells can hold mutants here. Tolerance 15 points."
     )
     t.plot = lambda tab, path: _bars(tab, path, "NR %", "NR paper %", lambda r: f"{r['group']}\n{r['gate type']}")
@@ -356,8 +387,10 @@ def quanforge_hoeffding(size: Size) -> Table:
         "QuanForge Sec. 4.1: measurements per prediction from Hoeffding's inequality (eps 0.05, delta 0.95)",
         "1000 shots suffice for binary (q = 2) and ternary (q = 3) outputs: the bound is at most 1000, and with "
         "1000 shots fewer than 1 - delta = 5% of predictions miss a qubit's probability by eps or more",
-        ["model", "q", "bound shots", "paper shots", "inputs x repeats", "miss rate %", "verdict"],
+        ["model", "q", "bound shots", "paper shots", "inputs x repeats", "miss rate %", "p", "verdict"],
     )
+    from scipy.stats import binomtest
+
     for name in ("qcl", "qcl-ternary"):
         model = artifact.load(MODELS / ZOO[name])
         q = len(model.ir.measured)
@@ -375,6 +408,8 @@ def quanforge_hoeffding(size: Size) -> Table:
                 worst = np.maximum(worst, np.abs(est[:, bit == 1].sum(1) - p[:, bit == 1].sum(1)))
             miss += int(np.sum(worst >= 0.05))
         rate = 100 * miss / (reps * len(p))
+        test = (rate < 5, float(binomtest(miss, reps * len(p), 0.05).pvalue))  # the miss rate against 5%
+        found = tested([test], True) if bound <= 1000 else "differs"
         t.rows.append(
             {
                 "model": name,
@@ -383,10 +418,14 @@ def quanforge_hoeffding(size: Size) -> Table:
                 "paper shots": 1000,
                 "inputs x repeats": f"{len(p)} x {reps}",
                 "miss rate %": round(rate, 3),
-                "verdict": verdict(bound <= 1000 and rate < 5, bound <= 1000),
+                "p": float(f"{test[1]:.3g}"),
+                "verdict": found,
             }
         )
-    t.notes.append("The bound is qmltest.mutation.stats.hoeffding_shots; the miss rate samples 1000 shots per input.")
+    t.notes.append(
+        "The bound is qmltest.mutation.stats.hoeffding_shots; the miss rate samples 1000 shots per input, tested "
+        "against 5% by an exact two-sided binomial test (p)."
+    )
     t.keys, t.ours, t.theirs = ("model", "q"), "bound shots", "paper shots"
     t.plot = lambda tab, path: _bars(tab, path, "bound shots", "paper shots", lambda r: f"{r['model']} q={r['q']}")
     return t
@@ -442,6 +481,7 @@ def quanforge_table8(size: Size) -> Table:
             "HConf paper",
             "LConf",
             "LConf paper",
+            "p",
             "verdict",
         ],
     )
@@ -465,8 +505,11 @@ def quanforge_table8(size: Size) -> Table:
             scores = {k: res["suites"][k]["mutation_score"] for k in kinds}
             paper = QUANFORGE_TABLE8[(knob, value)]
             fewer = previous is None or effective <= previous
-            ordered = None if scores["lconf"] is None or scores["hconf"] is None else scores["lconf"] > scores["hconf"]
+            test = None if scores["lconf"] is None or scores["hconf"] is None else paired_test(res, "lconf", "hconf")
             close = scores["ori"] is not None and abs(scores["ori"] - paper[1]) <= 0.1
+            found = "ours only" if test is None else tested([test], close)
+            if not fewer and found in ("reproduced", "same direction"):
+                found = "inconclusive"  # one search per setting: a count that did not fall is not a test
             t.rows.append(
                 {
                     "threshold": knob,
@@ -479,15 +522,18 @@ def quanforge_table8(size: Size) -> Table:
                     "HConf paper": paper[2],
                     "LConf": None if scores["lconf"] is None else round(scores["lconf"], 4),
                     "LConf paper": paper[3],
-                    "verdict": verdict(None if ordered is None else ordered and fewer, close),
+                    "p": None if test is None else float(f"{test[1]:.3g}"),
+                    "verdict": found,
                 }
             )
             previous = effective
     t.notes.append(
         "One QuanForge search per setting on QCL, the other threshold at its default (tau_RSE 5%, tau_trivial 75%), "
         f"operators {', '.join(operators)} (the paper's nine at full size would take 23 min); reference, suites, "
-        "repeats and shots as Table 3. A row holds when LConf > HConf and the setting leaves no "
-        "more effective mutants than the previous (smaller) value. The paper's tau_trivial rows are on FashionMNIST, "
+        "repeats and shots as Table 3. A row holds when LConf kills more than HConf (McNemar's exact test on the same "
+        "mutants' class-level kills, p) and the setting leaves no more effective mutants than the previous (smaller) "
+        "value: one search per setting, so a count that rises makes the row inconclusive, not differ. "
+        "The paper's tau_trivial rows are on FashionMNIST, "
         "which is not shipped offline: ours are on MNIST. The paper's tau_RSE 1% row (no stable mutant within the "
         "budget: every step runs k_max rounds of growing batches) and its Aug and depth columns are not run (time; "
         "the quick run has only 75% and 95%). Tolerance 0.1 on Ori."

@@ -50,6 +50,25 @@ def test_paired_test_counts_discordant_units() -> None:
     assert repro_common.paired_test(res, "a", "a") == (False, 1.0)
 
 
+def test_rate_tests_against_scipy_and_statsmodels_worked_numbers() -> None:
+    """Fisher's exact test on 30/40 against 10/40 non-trivial mutants (p = 1.3e-5 two-sided, by
+    scipy's own table), and Cochran-Mantel-Haenszel over strata: the direction from the pooled odds
+    ratio, one stratum left falls back to Fisher, empty strata are ignored."""
+    from scipy.stats import fisher_exact
+
+    higher, p = repro_common.rates_test((30, 40), (10, 40))
+    assert higher and p == fisher_exact([[30, 10], [10, 30]]).pvalue and p < 1e-4
+    assert repro_common.rates_test((10, 40), (30, 40))[0] is False
+    assert repro_common.rates_test((3, 5), (0, 0)) == (False, 1.0)
+    same = repro_common.stratified_rates_test([((30, 40), (10, 40)), ((0, 0), (5, 9))])
+    assert same == (higher, p)  # the empty stratum is dropped
+    higher, p = repro_common.stratified_rates_test([((30, 40), (10, 40)), ((20, 30), (12, 30))])
+    assert higher and p < 1e-4
+    lower, p2 = repro_common.stratified_rates_test([((10, 40), (11, 40)), ((12, 30), (12, 30))])
+    assert lower is False and p2 > 0.5  # no difference: far from significant
+    assert repro_common.stratified_rates_test([]) == (False, 1.0)
+
+
 def test_paper_values_are_the_published_ones() -> None:
     """Spot checks against the papers' text (QCov Table 3, QuanForge Tables 3, 6, 8 and 9, QML Tables I-II)."""
     assert repro_qcov.QCOV_TABLE3["qcl"]["100"] == (59.79, 54.10, 4.10)

@@ -214,6 +214,7 @@ def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[
     n = len(scored)
     return {
         "generated": len(generated),
+        "scored": n,  # the denominator of KR and NR
         "equivalent": sum(m.status == "equivalent" for m in generated),
         "incompetent": sum(m.status.startswith("incompetent") for m in generated),
         "killable": sum(bool(m.search.get("killable")) for m in scored),

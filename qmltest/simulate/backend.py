@@ -4,8 +4,9 @@
   (no per-experiment overhead, prefix reuse across mutants);
 - ``aer``: Qiskit Aer with batched parameter binds, the reference, fused and multi-threaded, the
   faster path for large circuits;
-- ``gpu``: the array-API kernel (`arraykernel`) on CuPy, batched over inputs (``qmltest[gpu]``;
-  noise-free; the same kernel runs on numpy in the default tests);
+- ``gpu``: the array-API kernel (`arraykernel`) on CuPy (``qmltest[gpu]``), batched over inputs,
+  or mutants x inputs in `mutate`; config noise on density matrices; the same kernel runs on numpy
+  in the default tests;
 - ``auto`` (default): whichever of numpy and Aer the cost model `estimate_us` says is faster for
   the job's width, readout and length (never the GPU: its costs are still to be measured on a
   device). The constants are measured with `make bench-engine` (scaling table).
