@@ -69,6 +69,28 @@ def test_rate_tests_against_scipy_and_statsmodels_worked_numbers() -> None:
     assert repro_common.stratified_rates_test([]) == (False, 1.0)
 
 
+def test_bootstrap_tests_separate_a_real_difference_from_none() -> None:
+    """Coverage-like statistics (the share of 50 bins an input set reaches): a suite drawing from 40
+    bins against one drawing from 10 is above at the bootstrap's smallest p; two suites from the same
+    bins are not significantly apart; paired resamples share their inputs."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    data = {"wide": rng.integers(0, 40, 100), "narrow": rng.integers(0, 10, 100), "same": rng.integers(0, 40, 100)}
+
+    def reach(key: str, idx: np.ndarray) -> np.ndarray:
+        return np.array([len(set(data[key][idx].tolist())) / 50])
+
+    sizes = {k: len(v) for k, v in data.items()}
+    [(higher, p)] = repro_common.bootstrap_test(reach, sizes, "wide", "narrow")
+    assert higher and p == 1 / repro_common.BOOTSTRAP
+    [(_, p_same)] = repro_common.bootstrap_test(reach, sizes, "wide", "same")
+    assert p_same > 0.05
+    boot = repro_common.paired_bootstrap(reach, ["wide", "narrow"], 100)
+    assert boot["wide"].shape == (repro_common.BOOTSTRAP, 1) and np.all(boot["wide"] > boot["narrow"])
+    assert repro_common.bootstrap_p(0.0, np.array([-1.0, 1.0, 2.0, 3.0])) == (False, 0.5)
+
+
 def test_paper_values_are_the_published_ones() -> None:
     """Spot checks against the papers' text (QCov Table 3, QuanForge Tables 3, 6, 8 and 9, QML Tables I-II)."""
     assert repro_qcov.QCOV_TABLE3["qcl"]["100"] == (59.79, 54.10, 4.10)

@@ -101,6 +101,8 @@ class TSC(Criterion):
 
     def hits(self, probs: np.ndarray, bounds: Bounds) -> tuple[np.ndarray, np.ndarray]:
         k = min(self.top_k, probs.shape[1])
+        if k == 1:  # argmax: the first maximum, the same tie rule as the stable sort, without the sort
+            return np.arange(len(probs)), np.argmax(probs, axis=1)
         order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the lower state index wins
         return np.repeat(np.arange(len(probs)), k), order.ravel()
 
@@ -131,12 +133,10 @@ class Coverage:
         for c in self.criteria:
             _, items = c.hits(probs, self.bounds)
             flat = self.state[c.name].reshape(-1)
-            new = items[~flat[items]]
-            if len(probs) > 1:  # one input never hits an item twice
-                new = np.unique(new)
-            flat[new] = True
-            self.count[c.name] += len(new)
-            gained[c.name] = len(new)
+            flat[items] = True  # counted after, not deduplicated first: np.unique took 40% of a coverage
+            now = int(np.count_nonzero(flat))
+            gained[c.name] = now - self.count[c.name]
+            self.count[c.name] = now
         return gained
 
     def would_gain(self, probs: np.ndarray) -> dict[str, int]:
