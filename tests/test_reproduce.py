@@ -89,6 +89,16 @@ def test_bootstrap_tests_separate_a_real_difference_from_none() -> None:
     boot = repro_common.paired_bootstrap(reach, ["wide", "narrow"], 100)
     assert boot["wide"].shape == (repro_common.BOOTSTRAP, 1) and np.all(boot["wide"] > boot["narrow"])
     assert repro_common.bootstrap_p(0.0, np.array([-1.0, 1.0, 2.0, 3.0])) == (False, 0.5)
+    # a permutation test of means: shifted sets apart at its smallest p, exchangeable ones not
+    x = np.concatenate([rng.normal(1.0, 1.0, 60), rng.normal(0.0, 1.0, 60), rng.normal(0.0, 1.0, 60)])
+
+    def mean_gap(ia: np.ndarray, ib: np.ndarray, v: np.ndarray = x[:120]) -> np.ndarray:
+        return np.array([v[ia].mean() - v[ib].mean()])
+
+    [(higher, p)] = repro_common.permutation_test(mean_gap, 60, 60)
+    assert higher and p == 1 / (1 + repro_common.BOOTSTRAP)
+    [(_, p_same)] = repro_common.permutation_test(lambda ia, ib: mean_gap(ia, ib, x[60:]), 60, 60)
+    assert p_same > 0.05
 
 
 def test_paper_values_are_the_published_ones() -> None:
