@@ -269,3 +269,29 @@ def test_mutate_on_gpu_batches_mutants_x_inputs_with_numpy_s_verdicts(iris_model
             if "mean_accuracy" in ev:
                 assert abs(ev["mean_accuracy"] - b["evidence"][suite]["mean_accuracy"]) < 1e-6
     assert reports["gpu"]["mutation_score"] == reports["numpy"]["mutation_score"]
+
+
+def test_prefetch_keeps_one_batch_within_its_budget(monkeypatch) -> None:
+    """What a batch prefetched and nobody read is dropped by the next batch; past PREFETCH_BYTES the
+    rest run one by one (nothing held)."""
+    from qmltest.data import datasets
+    from qmltest.mutation import registry, sites
+    from qmltest.mutation.evaluate import Data
+
+    _on_numpy(monkeypatch)
+    model = artifact.load(ROOT_MODELS / "qcl-mnist01")
+    x, y = datasets.select("mnist:test", "test", model.classes, 5, 0)
+    data = Data("d", model.encode(x), np.zeros(len(x), int), x)
+    made, _ = sites.generate(model, registry.operators("qml", ["ALD", "LS"]), "directed")
+    mutants = [g.model for g in made if g.model is not None][:6]
+    ev = Evaluator(model, 5, None, 0, backend="gpu")
+    assert ev.prefetch([(mutants[:3], data)]) == 3
+    assert ev.prefetch([(mutants[3:], data)]) == 3 and len(ev._batched) == 3  # the first batch's are gone
+    p = ev.probs(mutants[4], data)
+    assert (
+        len(ev._batched) == 2
+        and np.max(np.abs(p - Evaluator(model, 5, None, 0, backend="numpy").probs(mutants[4], data))) < 1e-12
+    )
+    one = 8 * len(x) * 2 ** len(model.job().measured)  # one mutant's probabilities
+    monkeypatch.setattr(Evaluator, "PREFETCH_BYTES", one)
+    assert ev.prefetch([(mutants, data)]) == 0 and not ev._batched

@@ -108,24 +108,32 @@ class Evaluator:
     PREFETCH_BYTES = 256 * 2**20
     """Probabilities one `prefetch` may hold until they are read."""
 
-    def prefetch(self, models: list[Model], data: Data) -> int:
-        """On the gpu backend, noise-free: the models' probabilities on `data` simulated as one
-        mutants x inputs batch (`engine.probabilities_many`) and kept until `probs` reads each once;
-        how many were made. Elsewhere nothing (numpy resumes each mutant from the original's
-        checkpoints, Aer runs one circuit at a time)."""
+    def prefetch(self, work: list[tuple[list[Model], Data]]) -> int:
+        """On the gpu backend, noise-free: each (models, data set)'s probabilities simulated as one
+        mutants x inputs batch (`engine.probabilities_many`) and kept until `probs` reads each once,
+        PREFETCH_BYTES in all; how many were made. A new call first drops what an earlier one left
+        unread. Elsewhere nothing (numpy resumes each mutant from the original's checkpoints, Aer
+        runs one circuit at a time)."""
         from qmltest.simulate import engine
 
+        self._batched.clear()
         if self.backend != "gpu" or self.noise is not None:
             return 0
         pre = self.original.manifest["preprocessing"]
-        same = [m for m in models if m is not self.original and m.manifest["preprocessing"] == pre]
-        if len(same) < 2:
-            return 0
-        per = len(data.encoded) * 8 * max(2 ** len(m.job().measured) for m in same)
-        take = same[: max(1, self.PREFETCH_BYTES // max(per, 1))]
-        for m, p in zip(take, engine.probabilities_many([m.job() for m in take], data.encoded, self.backend)):
-            self._batched[(id(m), data.fingerprint)] = (m, p)
-        return len(take)
+        budget, made = self.PREFETCH_BYTES, 0
+        for models, data in work:
+            same = [m for m in models if m is not self.original and m.manifest["preprocessing"] == pre]
+            if len(same) < 2:
+                continue
+            per = len(data.encoded) * 8 * max(2 ** len(m.job().measured) for m in same)
+            take = same[: budget // max(per, 1)]
+            if len(take) < 2:  # the budget is spent: the rest run one by one
+                continue
+            budget -= per * len(take)
+            for m, p in zip(take, engine.probabilities_many([m.job() for m in take], data.encoded, self.backend)):
+                self._batched[(id(m), data.fingerprint)] = (m, p)
+            made += len(take)
+        return made
 
     prefix_reuse = True
     fuse = True

@@ -88,8 +88,7 @@ def _prepare_batch(shared: EvalShared, items: list[Mutant]) -> list[Mutant]:
     """A task's candidates with their models, and on the gpu backend their probabilities on each
     suite simulated as one mutants x inputs batch (`Evaluator.prefetch`) before the evidence."""
     out = [_materialized(shared.evaluator.original, c) for c in items]
-    for s in shared.suites:
-        shared.evaluator.prefetch([c.model for c in out if s.name not in c.evidence], s)  # type: ignore[misc]
+    shared.evaluator.prefetch([([c.model for c in out if s.name not in c.evidence], s) for s in shared.suites])  # type: ignore[misc]
     return out
 
 
