@@ -46,7 +46,9 @@ def evaluate(
     backend: str = backend_option(),
     limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, min=0, help="Seed for shot sampling."),
-    noise: Path = typer.Option(None, help="Noise config TOML (configs/noise/), simulated on Aer."),
+    noise: Path = typer.Option(
+        None, help="Noise config TOML (configs/noise/): density matrices on numpy/gpu, else Aer."
+    ),
     target: str = target_option(),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
