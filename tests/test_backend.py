@@ -70,6 +70,15 @@ ROOT_MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 SHIPPED = sorted(p.name for p in ROOT_MODELS.iterdir())
 
 
+def _random_inputs(model: artifact.Model, k: int, seed: int) -> np.ndarray:
+    """k encoded inputs: normalized complex states (amplitude encoding) or angles in [-pi, pi]."""
+    rng = np.random.default_rng(seed)
+    if model.amplitude:
+        z = rng.normal(size=(k, 2**model.ir.num_qubits)) + 1j * rng.normal(size=(k, 2**model.ir.num_qubits))
+        return z / np.linalg.norm(z, axis=1, keepdims=True)
+    return rng.uniform(-np.pi, np.pi, size=(k, len(model.job().inputs)))
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_array_kernel_on_numpy_equals_aer_on_every_shipped_model(name) -> None:
     """The gpu backend's kernel, run on numpy (the same code CuPy runs), against Aer: 1e-9."""
@@ -77,13 +86,7 @@ def test_array_kernel_on_numpy_equals_aer_on_every_shipped_model(name) -> None:
 
     model = artifact.load(ROOT_MODELS / name)
     job = model.job()
-    n_in = 2**model.ir.num_qubits if model.amplitude else len(job.inputs)
-    rng = np.random.default_rng(1)
-    if model.amplitude:
-        z = rng.normal(size=(6, n_in)) + 1j * rng.normal(size=(6, n_in))
-        encoded = z / np.linalg.norm(z, axis=1, keepdims=True)
-    else:
-        encoded = rng.uniform(-np.pi, np.pi, size=(6, n_in))
+    encoded = _random_inputs(model, 6, 1)
     ours = engine._device_probabilities(job, encoded, name="numpy")
     ref = engine.probabilities(job, encoded, backend="aer")
     assert ours.shape == ref.shape
@@ -143,15 +146,6 @@ def test_data_defaults_to_the_model_s_own_data_set(args) -> None:
     doc = json.loads(res.stdout)
     text = json.dumps(doc)
     assert "iris" in text and "mnist" not in text
-
-
-def _random_inputs(model: artifact.Model, k: int, seed: int) -> np.ndarray:
-    """k encoded inputs: normalized complex states (amplitude encoding) or angles in [-pi, pi]."""
-    rng = np.random.default_rng(seed)
-    if model.amplitude:
-        z = rng.normal(size=(k, 2**model.ir.num_qubits)) + 1j * rng.normal(size=(k, 2**model.ir.num_qubits))
-        return z / np.linalg.norm(z, axis=1, keepdims=True)
-    return rng.uniform(-np.pi, np.pi, size=(k, len(model.job().inputs)))
 
 
 def _on_numpy(monkeypatch) -> None:
