@@ -74,7 +74,7 @@ FULL = Size(
     qf_shots=1000,
     qf_settings=Settings(),
     qf_operators=(),
-    qf_models=("qcl", "qcnn", "drnn"),  # the paper's three columns (DRNN: about 13 min, 3x QCL's simulation)
+    qf_models=("qcl", "qcnn", "drnn"),  # the paper's three columns (DRNN's: 4 min of the run)
     workers=2,
     qml_models=tuple(QML_MODELS),
 )
