@@ -254,8 +254,12 @@ def rates_test(a: tuple[int, int], b: tuple[int, int]) -> tuple[bool, float]:
 
     if a[1] == 0 or b[1] == 0:
         return False, 1.0
-    table = [[a[0], a[1] - a[0]], [b[0], b[1] - b[0]]]
-    return a[0] / a[1] > b[0] / b[1], float(fisher_exact(table).pvalue)
+    return a[0] / a[1] > b[0] / b[1], float(fisher_exact(_table(a, b)).pvalue)
+
+
+def _table(a: tuple[int, int], b: tuple[int, int]) -> np.ndarray:
+    """The 2x2 table (successes, failures) x (a, b) of two rates given as (successes, trials)."""
+    return np.array([[a[0], a[1] - a[0]], [b[0], b[1] - b[0]]], dtype=float)
 
 
 def stratified_rates_test(strata: list[tuple[tuple[int, int], tuple[int, int]]]) -> tuple[bool, float]:
@@ -269,7 +273,7 @@ def stratified_rates_test(strata: list[tuple[tuple[int, int], tuple[int, int]]])
         return False, 1.0
     if len(kept) == 1:
         return rates_test(*kept[0])
-    tables = [np.array([[a[0], a[1] - a[0]], [b[0], b[1] - b[0]]], dtype=float) for a, b in kept]
+    tables = [_table(a, b) for a, b in kept]
     st = StratifiedTable(tables)
     odds = float(st.oddsratio_pooled)
     p = float(st.test_null_odds(correction=True).pvalue)

@@ -167,8 +167,7 @@ def qcov_table3(size: Size) -> Table:
             got[key] = (pct(totals["ksc"]), pct(totals["scc"]), pct(totals["tsc"]), round(float(js), 4), len(x))
 
         def ksc_scc(key: str, idx: np.ndarray, probs: dict = probs, prof: object = prof) -> np.ndarray:
-            totals = measure.cover([("s", probs[key][idx])], prof, per_input=False)["totals"]
-            return np.array([totals["ksc"], totals["scc"]])
+            return _totals([("s", probs[key][idx])], prof, ("ksc", "scc"))
 
         sizes = {k: len(v) for k, v in probs.items()}
         more = bootstrap_test(ksc_scc, sizes, "100", "50")  # KSC and SCC: 100 per class above 50
@@ -230,8 +229,7 @@ def qcov_sec462(size: Size) -> Table:
         def stat(key: str, idx: np.ndarray, probs: dict = probs, prof: object = prof) -> np.ndarray:
             setting, suite = key.split("|")
             k, top, method = settings[setting]
-            tot = measure.cover([("s", probs[suite][idx])], prof, k=k, top_k=top, method=method, per_input=False)
-            return np.array([tot["totals"][c] for c in ("ksc", "scc", "tsc")])
+            return _totals([("s", probs[suite][idx])], prof, k=k, top_k=top, method=method)
 
         sizes = {f"{s}|{u}": len(probs[u]) for s in settings for u in suites}
         trend = {s: bootstrap_test(stat, sizes, f"{s}|two classes", f"{s}|single class")[0] for s in settings}
@@ -300,8 +298,7 @@ def qcov_sampling(size: Size) -> Table:
 
     def stat(key: str, idx: np.ndarray) -> np.ndarray:
         """KSC and TSC of the suite's inputs idx, profile and suite from the same vectors (exact or sampled)."""
-        tot = measure.cover([("s", vectors[key][1][idx])], profiles[key], per_input=False)["totals"]
-        return np.array([tot["ksc"], tot["tsc"]])
+        return _totals([("s", vectors[key][1][idx])], profiles[key], ("ksc", "tsc"))
 
     boot = paired_bootstrap(stat, list(vectors), len(p_suite))
     lo, hi = str(size.shots[0]), str(size.shots[-1])
@@ -368,8 +365,7 @@ def qcov_fig7(size: Size) -> Table:
             got[name] = {c: pct(tot["totals"][c]) for c in ("ksc", "scc", "tsc")}
 
         def stat(name: str, idx: np.ndarray, sampled: dict = sampled, prof: object = prof) -> np.ndarray:
-            tot = measure.cover([("s", sampled[name][idx])], prof, per_input=False)["totals"]
-            return np.array([tot[c] for c in ("ksc", "scc", "tsc")])
+            return _totals([("s", sampled[name][idx])], prof)
 
         sizes = {k: len(v) for k, v in sampled.items()}
         comparisons = bootstrap_test(stat, sizes, "100 per class", "50 per class")
@@ -429,13 +425,22 @@ def _training_sets(model: artifact.Model, per_class: int) -> dict[str, np.ndarra
     return dict(zip(DISTRIBUTIONS, (org, imbalance, ood, near, away)))
 
 
+CRITERIA = ("ksc", "scc", "tsc")
+
+
+def _totals(parts: list, prof: object, criteria: tuple[str, ...] = CRITERIA, **options: object) -> np.ndarray:
+    """Suite-level coverage of `parts` ((name, probabilities) pairs) on profile `prof`, as a vector of
+    `criteria`: the statistic every bootstrap here resamples."""
+    tot = measure.cover(parts, prof, per_input=False, **options)["totals"]  # type: ignore[arg-type]
+    return np.array([tot[c] for c in criteria])
+
+
 PROFILE_BOOTSTRAP = BOOTSTRAP
 """Resamples of the Table 9/12 bootstrap (each rebuilds five profiles; 3 ms per coverage)."""
 
 
 def _cover_full(model: artifact.Model, profile_probs: np.ndarray, suite: np.ndarray, method: str) -> np.ndarray:
-    tot = measure.cover([("s", suite)], build_profile(profile_probs, model.sha256), method=method, per_input=False)
-    return np.array([tot["totals"]["ksc"], tot["totals"]["scc"]])
+    return _totals([("s", suite)], build_profile(profile_probs, model.sha256), ("ksc", "scc"), method=method)
 
 
 def _profile_bootstrap(
@@ -703,8 +708,7 @@ def qcov_table6(size: Size) -> Table:
         ) -> np.ndarray:
             """KSC, SCC, TSC of Org. (inputs idx) and, for an attack, its versions of the same inputs."""
             parts = [("Org.", org[idx])] + ([] if key == "org" else [(key, added[key][idx])])
-            tot = measure.cover(parts, prof, per_input=False)["totals"]
-            return np.array([tot["ksc"], tot["scc"], tot["tsc"]])
+            return _totals(parts, prof)
 
         keys = ["org", *added]
         full = {k: stat(k, np.arange(len(org))) for k in keys}

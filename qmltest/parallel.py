@@ -170,9 +170,14 @@ def _prepared(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int,
 
 
 def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-    """Run one batch on a worker; an item that fails is tried once more before it is reported."""
+    """Run one batch on a worker, prepared as one (see `_prepared`)."""
+    return _run(fn, shared, _prepared(fn, shared, batch))
+
+
+def _run(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """Run the items of a prepared batch; an item that fails is tried once more before it is reported."""
     out = []
-    for index, item in _prepared(fn, shared, batch):
+    for index, item in batch:
         result = _call(fn, shared, item)
         for _ in range(RETRIES):
             if not isinstance(result, TaskError):
@@ -180,11 +185,6 @@ def _batch(fn: Callable[[Any, Any], Any], shared: Any, batch: list[tuple[int, An
             result = _call(fn, shared, item)
         out.append((index, result))
     return out
-
-
-def _unprepared(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """`fn` without its prepare step (the batch it belongs to has been prepared)."""
-    return (lambda shared, item: fn(shared, item)) if hasattr(fn, "prepare") else fn
 
 
 def _packed(fn: Callable[[Any, Any], Any], shared: Any, payload: bytes) -> list[tuple[int, Any]]:
@@ -259,7 +259,7 @@ def run_tasks(
     if where.local:
         for chunk in itertools.chain([items], later(1) if later is not None else ()):  # lazily: generation interleaves
             for pair in _prepared(fn, shared, indexed(chunk)):
-                done(*_batch(_unprepared(fn), shared, [pair])[0])  # one at a time: each result is saved as it comes
+                done(*_run(fn, shared, [pair])[0])  # one at a time: each result is saved as it comes
         return results
     with _reuse_or_start(where) as dask_client:
         tasks = _OnDask(dask_client, fn, shared, where)

@@ -48,6 +48,11 @@ def apply(xp: ModuleType, state: object, m: object, qubits: tuple[int, ...], n: 
     return xp.moveaxis(xp.reshape(out, shape), last, axes)
 
 
+def takes(ops: list[statevector.Op]) -> bool:
+    """Whether the kernel runs a program: it has no mid-circuit measurement (dephasing)."""
+    return not any(op.name == "dephase" for op in ops)
+
+
 def run(
     xp: ModuleType,
     ops: list[statevector.Op],
@@ -56,7 +61,7 @@ def run(
     n: int,
 ) -> object:
     """Final states (N, 2^n) on the device for initial states psi0 (host, (N, 2^n))."""
-    if any(op.name == "dephase" for op in ops):
+    if not takes(ops):
         raise InputError("the gpu backend runs circuits without mid-circuit measurements: use numpy or aer")
     batch = psi0.shape[0]
     state = xp.reshape(xp.asarray(psi0), (batch,) + (2,) * n)
@@ -85,7 +90,7 @@ def run_many(
     sig = signature(programs[0])
     if any(signature(p) != sig for p in programs[1:]):
         raise ValueError("run_many takes programs of one signature (group them by `signature`)")
-    if any(op.name == "dephase" for p in programs for op in p):
+    if not all(takes(p) for p in programs):
         raise InputError("the gpu backend runs circuits without mid-circuit measurements: use numpy or aer")
     count, batch = len(programs), psi0.shape[0]
     state = xp.reshape(xp.asarray(psi0), (1, batch) + (2,) * n)

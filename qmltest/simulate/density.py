@@ -23,7 +23,7 @@ from qiskit.quantum_info import SuperOp
 
 from qmltest.errors import InputError
 from qmltest.simulate import gates
-from qmltest.simulate.statevector import _fixed, angle_matrix, apply_t
+from qmltest.simulate.statevector import _fixed, angle_matrix, apply_t, feature_values
 
 SKIP = {"barrier", "delay", "save_probabilities", "save_statevector", "save_density_matrix"}
 CHUNK_BYTES = 64 * 2**20  # forward density matrices per chunk of inputs
@@ -224,8 +224,8 @@ class Prepared:
             return np.stack([np.real(np.sum((psi @ wb) * psi.conj(), axis=1)) for wb in wm], axis=1)
         out = []
         for lo in range(0, len(encoded), chunk):
-            rows = np.asarray(encoded[lo : lo + chunk], dtype=float)
-            values = {p: rows[:, i] for i, p in enumerate(inputs)}
+            rows = encoded[lo : lo + chunk]
+            values = feature_values(inputs, rows)
             v = np.zeros((d * d, len(rows)), dtype=complex)
             v[0] = 1.0
             for step in self.prefix:

@@ -224,7 +224,7 @@ def probabilities_many(jobs: list[Circuit], encoded: np.ndarray, backend: str = 
     out: list[np.ndarray | None] = [None] * len(jobs)
     groups: dict[tuple, list[int]] = {}
     for i, job in enumerate(jobs):
-        if job.groups or any(op.name == "dephase" for op in job.ops):
+        if job.groups or not arraykernel.takes(job.ops):
             out[i] = probabilities(job, encoded, backend)
         else:
             key = (arraykernel.signature(job.ops), job.measured, job.amplitude, job.num_qubits)
@@ -238,7 +238,7 @@ def probabilities_many(jobs: list[Circuit], encoded: np.ndarray, backend: str = 
             raise InputError(f"wrong feature count: the circuit has {len(first.inputs)} inputs, got {encoded.shape[1]}")
         check_size(n)
         rows = min(len(encoded), device_budget(xp, 2 * 16 * 2**n, f"{n} qubits", backend))
-        per = max(1, device_budget(xp, 2 * 16 * 2**n * max(rows, 1), f"{n} qubits", backend))
+        per = device_budget(xp, 2 * 16 * 2**n * max(rows, 1), f"{n} qubits", backend)
         parts: dict[int, list[np.ndarray]] = {i: [] for i in members}
         for lo in range(0, len(encoded), max(rows, 1)):
             psi0 = _start(first, encoded[lo : lo + rows])[0]
@@ -260,7 +260,7 @@ def probabilities_many(jobs: list[Circuit], encoded: np.ndarray, backend: str = 
 
 def _values(job: Circuit, encoded: np.ndarray) -> dict:
     """Feature columns by parameter (angle encoding); amplitude inputs bind no parameters."""
-    return {} if job.amplitude else {p: encoded[:, i] for i, p in enumerate(job.inputs)}
+    return {} if job.amplitude else statevector.feature_values(job.inputs, encoded)
 
 
 def _start(job: Circuit, encoded: np.ndarray) -> tuple[np.ndarray, dict]:

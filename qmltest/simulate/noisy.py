@@ -182,7 +182,7 @@ def probabilities(
 def _on_device(prep: object, inputs: list[Parameter], encoded: np.ndarray, amplitude: bool) -> np.ndarray:
     """A prepared circuit's noisy probabilities on the gpu backend, in batches of inputs that fit
     half its free memory (the vectors and matmul outputs: 2 x 16 x 4^n bytes per input)."""
-    from qmltest.simulate import arraykernel, engine
+    from qmltest.simulate import arraykernel, engine, statevector
 
     xp = arraykernel.namespace("gpu")
     n = prep.n  # type: ignore[attr-defined]
@@ -192,7 +192,7 @@ def _on_device(prep: object, inputs: list[Parameter], encoded: np.ndarray, ampli
         if amplitude:
             out.append(arraykernel.read_states(xp, prep, encoded[lo : lo + chunk]))  # type: ignore[arg-type]
             continue
-        rows = np.asarray(encoded[lo : lo + chunk], dtype=float)
-        values = {p: rows[:, i] for i, p in enumerate(inputs)}
+        rows = encoded[lo : lo + chunk]
+        values = statevector.feature_values(inputs, rows)
         out.append(arraykernel.run_density(xp, prep, values, len(rows)))  # type: ignore[arg-type]
     return np.concatenate(out) if out else np.zeros((0, prep.w.shape[1]))  # type: ignore[attr-defined]

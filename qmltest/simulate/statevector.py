@@ -166,6 +166,12 @@ def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.nda
     return angle_matrix(op.name, op.angle, op.gate, values, batch)
 
 
+def feature_values(inputs: list[Parameter], encoded: np.ndarray) -> dict[Parameter, np.ndarray]:
+    """Each input parameter's column of an angle-encoded batch (N, len(inputs))."""
+    rows = np.asarray(encoded, dtype=float)
+    return {p: rows[:, i] for i, p in enumerate(inputs)}
+
+
 def angle_matrix(name: str, angle: object, gate: object, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
     """A parametric gate's matrix: shared (d, d) when its angles are equal for all inputs, else (N, d, d)."""
     if not isinstance(angle, tuple):
