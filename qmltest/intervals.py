@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from qmltest import dist
+
 CONFIDENCE = 0.95
 
 
@@ -17,9 +19,7 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> list[float] | None
     """Wilson score interval [low, high] for k successes in n trials (None when n is 0)."""
     if n <= 0:
         return None
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(dist.norm_ppf(0.5 + confidence / 2))
     p = k / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -31,11 +31,9 @@ def clopper_pearson(k: int, n: int, confidence: float = CONFIDENCE) -> list[floa
     """Exact (conservative) binomial interval for k successes in n trials."""
     if n <= 0:
         return None
-    from scipy.stats import beta
-
     tail = (1 - confidence) / 2
-    lo = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
+    lo = 0.0 if k == 0 else float(dist.beta_ppf(tail, k, n - k + 1))
+    hi = 1.0 if k == n else float(dist.beta_ppf(1 - tail, k + 1, n - k))
     return [lo, hi]
 
 
@@ -44,9 +42,7 @@ def exceeds(k: int, n: int, rate: float, level: float = 0.01) -> bool:
     the null control's false-kill count against alpha."""
     if n <= 0:
         return False
-    from scipy.stats import binom
-
-    return bool(binom.sf(k - 1, n, rate) < level)
+    return bool(dist.binom_sf(k - 1, n, rate) < level)
 
 
 def two_proportions(k1: int, n1: int, k2: int, n2: int) -> float:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from qmltest import dist
 from qmltest.errors import InputError
 
 FORMAT = "qmltest.profile/1"
@@ -86,7 +86,7 @@ def mad_keep(p: np.ndarray, confidence: float) -> np.ndarray:
     """
     if not 0 < confidence < 1:
         raise InputError(f"--mad-confidence must be in (0, 1), got {confidence}")
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = dist.norm_ppf(0.5 + confidence / 2)
     med = np.median(p, axis=0)
     dev = np.abs(p - med)
     scale = 1.4826 * np.median(dev, axis=0)

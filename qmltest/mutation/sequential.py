@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import t as student_t
 
+from qmltest import dist
 from qmltest.mutation import stats, votes
 
 FIRST_LOOK = 5
@@ -56,7 +56,7 @@ def statistical(base: np.ndarray, mut: np.ndarray, looks: list[int], alpha: floa
             if diff == 0:
                 return {"status": "survived", "repeats": n}  # deterministic evidence: equal
             continue
-        upper = diff + float(student_t.ppf(1 - spend_b, 2 * n - 2)) * pooled * math.sqrt(2 / n)
+        upper = diff + float(dist.t_ppf(1 - spend_b, 2 * n - 2)) * pooled * math.sqrt(2 / n)
         if upper < effect * pooled:
             return {"status": "survived", "repeats": n}
     return {"status": "undecided", "repeats": looks[-1]}

@@ -11,9 +11,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as scipy_t
 
-from qmltest import readout
+from qmltest import dist, readout
 from qmltest.errors import InputError
 from qmltest.mutation import votes
 
@@ -84,12 +83,10 @@ def majority_correct(p: np.ndarray, y: np.ndarray, cmat: np.ndarray, shots: int)
     class 0 wins iff its count >= ceil(shots / 2). One tail probability replaces `repeats`
     multinomial draws of `shots` shots per input, with the same distribution of accuracies.
     """
-    from scipy.stats import binom
-
     if cmat.shape[1] != 2 or not np.all((cmat == 0) | (cmat == 1)) or not np.all(cmat.sum(axis=1) == 1):
         return None
     p0 = np.clip(p @ cmat[:, 0], 0.0, 1.0)
-    win0 = binom.sf(-(-shots // 2) - 1, shots, p0)
+    win0 = dist.binom_sf(-(-shots // 2) - 1, shots, p0)
     return np.where(y == 0, win0, 1.0 - win0)
 
 
@@ -122,7 +119,7 @@ def glm_pvalue(a: np.ndarray, b: np.ndarray) -> float:
     df = na + nb - 2
     pooled = (((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()) / df
     t = (b.mean() - a.mean()) / math.sqrt(pooled * (1 / na + 1 / nb))
-    return float(2 * scipy_t.sf(abs(t), df))
+    return float(2 * dist.t_sf(abs(t), df))
 
 
 def glm_pvalue_statsmodels(a: np.ndarray, b: np.ndarray) -> float:

@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from qmltest import dist
+
 DECIDED = 2.0**-64
 """An input whose vote goes against its likeliest class with probability below this (a Chernoff
 bound) is decided: w is 1 for that class and 0 for the others."""
@@ -58,13 +60,11 @@ def _win_exact(q: np.ndarray, y: int, shots: int) -> float | None:
     Conditioning on N_y = t, the other classes' counts are multinomial over the remaining S - t
     shots, and y wins iff N_j <= t - 1 for j < y and N_j <= t for j > y.
     """
-    from scipy.stats import binom
-
     others = [j for j in range(len(q)) if j != y and q[j] > 0]
     qy = float(q[y])
     lo, hi = _significant(shots, qy)
     t = np.arange(lo, hi + 1)
-    pt = binom.pmf(t, shots, qy)
+    pt = dist.binom_pmf(t, shots, qy)
     m = shots - t
     if not others:  # every other shot votes for nobody
         ok = np.ones(len(t), bool) if y == 0 else t >= 1
@@ -75,7 +75,7 @@ def _win_exact(q: np.ndarray, y: int, shots: int) -> float | None:
     limit = {j: t - 1 if j < y else t for j in others}
     if len(others) == 1:
         j = others[0]
-        return float(np.sum(pt * binom.cdf(limit[j], m, min(q[j] / rest, 1.0))))
+        return float(np.sum(pt * dist.binom_cdf(limit[j], m, min(q[j] / rest, 1.0))))
     if len(others) == 2:
         j1, j2 = others
         r1 = min(q[j1] / rest, 1.0)
@@ -85,7 +85,7 @@ def _win_exact(q: np.ndarray, y: int, shots: int) -> float | None:
         a = np.arange(a_lo, a_hi + 1)[None, :]
         mm = m[:, None]
         valid = (a <= mm) & (a <= limit[j1][:, None])
-        inner = binom.pmf(a, mm, r1) * binom.cdf(limit[j2][:, None], np.maximum(mm - a, 0), r2)
+        inner = dist.binom_pmf(a, mm, r1) * dist.binom_cdf(limit[j2][:, None], np.maximum(mm - a, 0), r2)
         return float(np.sum(pt * np.where(valid, inner, 0.0).sum(axis=1)))
     return None
 
@@ -143,9 +143,7 @@ def draw_correct_counts(
 def pvalues(k: np.ndarray, n: int | np.ndarray, w0: np.ndarray) -> np.ndarray:
     """Exact one-sided binomial p-values P(Binomial(n, w0_i) <= k_i): small when the mutant's votes
     are right less often than the original's would be."""
-    from scipy.stats import binom
-
-    return np.clip(binom.cdf(np.asarray(k), n, np.clip(w0, 0.0, 1.0)), 0.0, 1.0)
+    return np.clip(dist.binom_cdf(np.asarray(k), n, np.clip(w0, 0.0, 1.0)), 0.0, 1.0)
 
 
 def rejected(p: np.ndarray, alpha: float, correction: str) -> np.ndarray:
@@ -175,10 +173,8 @@ def rejected(p: np.ndarray, alpha: float, correction: str) -> np.ndarray:
 
 def lower_bound(k: np.ndarray, n: int, level: float) -> np.ndarray:
     """One-sided Clopper-Pearson lower bound on a success probability at confidence `level`."""
-    from scipy.stats import beta
-
     k = np.asarray(k, dtype=float)
-    return np.where(k > 0, beta.ppf(1 - level, np.maximum(k, 1e-12), n - k + 1), 0.0)
+    return np.where(k > 0, dist.beta_ppf(1 - level, np.maximum(k, 1e-12), n - k + 1), 0.0)
 
 
 def normalized(probs: np.ndarray) -> np.ndarray:
