@@ -8,7 +8,7 @@ EXTRAS ?= dev,pennylane,hardware,torch
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test test-slow test-browser lint bench-engine bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test test-slow test-browser lint bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -47,6 +47,11 @@ lint: install
 
 bench-engine: install
 	$(PY) benchmarks/engine.py
+
+# 16-qubit QML mutate against the numpy-only path of BASE (issue 29's 10x target); ~6 min.
+BASE ?= 5042fdb
+bench-mutate-wide: install
+	$(PY) benchmarks/mutate_wide.py --base $(BASE)
 
 bench-coverage: install
 	$(PY) benchmarks/coverage.py
