@@ -61,12 +61,13 @@ def run(model: Path, test: Path, out: Path, backend: str, pythonpath: Path | Non
     """Wall seconds of one `qmltest mutate`, start-up included."""
     args = ["mutate", str(model), "--suite", "qml", "--operators", "ALD,LS,ILS", "--test", str(test)]
     args += ["--backend", backend, "--json", str(out), "-q"]
-    code = f"import sys; sys.argv = ['qmltest'] + {args!r}; from qmltest_cli.main import run; run()"
+    check = "" if pythonpath is None else f"import qmltest; assert qmltest.__file__.startswith({str(pythonpath)!r}); "
+    code = f"import sys; sys.argv = ['qmltest'] + {args!r}; {check}from qmltest_cli.main import run; run()"
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    subprocess.run([sys.executable, "-c", code], env=env, cwd=model.parent, check=True)  # not this tree's cwd
     return time.perf_counter() - start
 
 
