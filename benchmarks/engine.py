@@ -147,6 +147,9 @@ def per_mutant() -> None:
 
 
 if __name__ == "__main__":
+    from qmltest import gctune
+
+    gctune.settle()  # as the CLI does before any work: large arrays stay on the heap (see gctune.HEAP_BYTES)
     args = [a for a in sys.argv[1:] if a != "--scaling-only"]
     if "--scaling-only" not in sys.argv:
         for target in args or [p for p in DEFAULT if Path(p).exists()]:
