@@ -28,34 +28,30 @@ def _binom_ok(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     return (n >= 0) & (np.floor(n) == n) & (p >= 0) & (p <= 1)
 
 
-def binom_cdf(k: object, n: object, p: object) -> np.ndarray | float:
-    """P(Binomial(n, p) <= k), as `scipy.stats.binom.cdf`."""
+def _binom_tail(name: str, k: object, n: object, p: object, below: float) -> np.ndarray | float:
+    """scipy.stats.binom's `name` ('cdf' or 'sf'): the boost function inside [0, n), `below` at
+    k < 0 and 1 - below from n on."""
     if not _PRIVATE:
         from scipy.stats import binom
 
-        return binom.cdf(k, n, p)
+        return getattr(binom, name)(k, n, p)
     k, n, p = _arrays(k, n, p)
     ok = _binom_ok(n, p)
     inside = ok & (k >= 0) & (k < n) & np.isfinite(k)
     with np.errstate(all="ignore"):
-        value = np.clip(_u._binom_cdf(np.floor(k), n, p), 0, 1)
-    out = np.where(inside, value, np.where(k >= n, 1.0, 0.0))
+        value = np.clip(getattr(_u, f"_binom_{name}")(np.floor(k), n, p), 0, 1)
+    out = np.where(inside, value, np.where(k < 0, below, 1.0 - below))
     return _out(np.where(~ok | np.isnan(k), np.nan, out))
+
+
+def binom_cdf(k: object, n: object, p: object) -> np.ndarray | float:
+    """P(Binomial(n, p) <= k), as `scipy.stats.binom.cdf`."""
+    return _binom_tail("cdf", k, n, p, below=0.0)
 
 
 def binom_sf(k: object, n: object, p: object) -> np.ndarray | float:
     """P(Binomial(n, p) > k), as `scipy.stats.binom.sf`."""
-    if not _PRIVATE:
-        from scipy.stats import binom
-
-        return binom.sf(k, n, p)
-    k, n, p = _arrays(k, n, p)
-    ok = _binom_ok(n, p)
-    inside = ok & (k >= 0) & (k < n) & np.isfinite(k)
-    with np.errstate(all="ignore"):
-        value = np.clip(_u._binom_sf(np.floor(k), n, p), 0, 1)
-    out = np.where(inside, value, np.where(k < 0, 1.0, 0.0))
-    return _out(np.where(~ok | np.isnan(k), np.nan, out))
+    return _binom_tail("sf", k, n, p, below=1.0)
 
 
 def binom_pmf(k: object, n: object, p: object) -> np.ndarray | float:

@@ -59,3 +59,12 @@ def test_a_mutation_run_does_not_import_scipy_stats() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_without_scipy_private_functions_it_falls_back_to_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scipy without `_binom_*` / `_beta_ppf` in scipy.special gets scipy.stats itself: same values."""
+    monkeypatch.setattr(dist, "_PRIVATE", False)
+    k, n, p = _grid(np.array([-1, 0, 2, 9, 10]), np.array([0, 10]), np.array([0.0, 0.3, 1.0]))
+    for name in ("cdf", "sf", "pmf"):
+        np.testing.assert_array_equal(getattr(dist, f"binom_{name}")(k, n, p), getattr(stats.binom, name)(k, n, p))
+    assert dist.beta_ppf(0.025, 3, 8) == stats.beta.ppf(0.025, 3, 8)
