@@ -207,6 +207,15 @@ def model_data(model: Any, spec: str | None, split: str, option: str) -> str:
     return f"{name}:{split}"
 
 
+def noise_option() -> Any:
+    """`--noise` for every command that simulates under noise: one name, one help text."""
+    return typer.Option(
+        None,
+        "--noise",
+        help="Noise config TOML (configs/noise/): density matrices on numpy or gpu where they fit, else Aer.",
+    )
+
+
 def target_option() -> Any:
     """`--target` for every command that simulates under noise: one name, one help text."""
     return typer.Option(

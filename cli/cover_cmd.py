@@ -13,6 +13,7 @@ from qmltest_cli.common import (
     handle_errors,
     model_data,
     noise_of,
+    noise_option,
     out,
     parse_gates,
     target_option,
@@ -67,9 +68,7 @@ def cover(
     shots: str = typer.Option("exact", help="'exact' or shots per input to estimate probabilities."),
     shots_sweep: str = typer.Option(None, help="Comma-separated shot counts for the Sec. 4.5 study."),
     seed: int = typer.Option(0, min=0, help="Seed for input sampling and shots."),
-    noise: Path = typer.Option(
-        None, help="Noise config TOML: density matrices on numpy or gpu where they fit, else Aer."
-    ),
+    noise: Path = noise_option(),
     target: str = target_option(),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     json_out: Path = typer.Option(None, "--json", help="Write the JSON report ('-' for stdout)."),

@@ -11,6 +11,7 @@ from qmltest_cli.common import (
     handle_errors,
     model_data,
     noise_of,
+    noise_option,
     out,
     target_option,
     with_backend,
@@ -46,9 +47,7 @@ def evaluate(
     backend: str = backend_option(),
     limit: int = typer.Option(None, "--per-class", "--limit", help="Evaluate only this many inputs per class."),
     seed: int = typer.Option(0, min=0, help="Seed for shot sampling."),
-    noise: Path = typer.Option(
-        None, help="Noise config TOML (configs/noise/): density matrices on numpy/gpu, else Aer."
-    ),
+    noise: Path = noise_option(),
     target: str = target_option(),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
     workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),

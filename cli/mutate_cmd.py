@@ -17,6 +17,7 @@ from qmltest_cli.common import (
     handle_errors,
     model_data,
     noise_of,
+    noise_option,
     out,
     progress_bar,
     target_option,
@@ -116,9 +117,7 @@ def mutate(
     ),
     power: float = typer.Option(0.8, help="--sequential: 1 - beta, for deciding 'survived'."),
     margin: float = typer.Option(0.3, help="--sequential majority: vote-probability drop that survival rules out."),
-    noise: Path = typer.Option(
-        None, help="Noise config TOML: density matrices on numpy or gpu where they fit, else Aer."
-    ),
+    noise: Path = noise_option(),
     target: str = target_option(),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (resumable)."),
     force: bool = typer.Option(False, "--force", help="Ignore finished mutants in --out and start over."),

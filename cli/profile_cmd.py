@@ -11,6 +11,7 @@ from qmltest_cli.common import (
     handle_errors,
     model_data,
     noise_of,
+    noise_option,
     out,
     target_option,
     with_backend,
@@ -35,9 +36,7 @@ def profile(
     per_class: int = typer.Option(100, help="Training inputs per class (QCov uses 100)."),
     shots: int = typer.Option(None, help="Estimate probabilities from this many shots (default: exact)."),
     seed: int = typer.Option(0, min=0, help="Seed for sampling inputs and shots."),
-    noise: Path = typer.Option(
-        None, help="Noise config TOML: density matrices on numpy or gpu where they fit, else Aer."
-    ),
+    noise: Path = noise_option(),
     target: str = target_option(),
     register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
