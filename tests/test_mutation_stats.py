@@ -10,7 +10,7 @@ import pytest
 from conftest import random_model
 from scipy import stats as sps
 
-from qmltest.mutation import stats
+from qmltest.mutation import stats, votes
 from qmltest.mutation.pipeline import null_kill_rate
 
 
@@ -203,3 +203,21 @@ def test_large_arrays_stay_on_the_heap_under_glibc() -> None:
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         pytest.skip("mallopt is glibc's")
     assert gctune.keep_arrays_on_heap() is True
+
+
+def test_wide_class_probabilities_equal_the_renormalized_sum() -> None:
+    """Past BUCKET_OUTCOMES outcomes class_q sums before it divides: equal to rounding, and still
+    clipped where a density path left a rounding negative."""
+    rng = np.random.default_rng(0)
+    m = 11
+    probs = rng.random((6, 2**m))
+    probs /= probs.sum(axis=1, keepdims=True)
+    cmat = np.zeros((2**m, 3))
+    cmat[np.arange(2**m), np.arange(2**m) % 3] = 1.0
+    assert probs.shape[1] > votes.BUCKET_OUTCOMES
+    np.testing.assert_allclose(votes.class_q(probs, cmat), votes.normalized(probs) @ cmat, rtol=0, atol=1e-15)
+    probs[2, 5] = -1e-17
+    q = votes.class_q(probs, cmat)
+    np.testing.assert_allclose(q, votes.normalized(probs) @ cmat, rtol=0, atol=1e-15)
+    assert (q >= 0).all()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, rtol=0, atol=1e-14)

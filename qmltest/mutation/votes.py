@@ -184,8 +184,17 @@ def normalized(probs: np.ndarray) -> np.ndarray:
 
 
 def class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
-    """Class probabilities of a class readout from state probabilities (clipped, renormalized)."""
-    return normalized(probs) @ cmat
+    """Class probabilities of a class readout from state probabilities (clipped, renormalized).
+
+    Past `BUCKET_OUTCOMES` outcomes the classes are summed before the division, and the clip
+    is skipped when nothing is negative (a statevector's are not): two reads of the outcomes
+    instead of five passes and two new arrays (16 qubits, 100 inputs: 5.9 against 11 ms per
+    call). Equal up to rounding (1e-16); narrower readouts keep the arithmetic the shipped
+    results were made with."""
+    if probs.shape[1] <= BUCKET_OUTCOMES:
+        return normalized(probs) @ cmat
+    p = probs if probs.min() >= 0 else np.clip(probs, 0.0, None)
+    return (p @ cmat) / p.sum(axis=1, keepdims=True)
 
 
 INEXACT_VOTES = 4096

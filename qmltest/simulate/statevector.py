@@ -239,8 +239,7 @@ def run_columns(
             run.single(op.qubits[0], m)
         else:
             run.gate(op.qubits, m)
-    run.flush_all()
-    return run.state
+    return run.result()
 
 
 def same_op(a: Op, b: Op) -> bool:
