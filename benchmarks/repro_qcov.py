@@ -108,6 +108,16 @@ STRATEGIES = {
 }
 
 
+CRITERIA = ("ksc", "scc", "tsc")
+
+
+def _totals(parts: list, prof: object, criteria: tuple[str, ...] = CRITERIA, **options: object) -> np.ndarray:
+    """Suite-level coverage of `parts` ((name, probabilities) pairs) on profile `prof`, as a vector of
+    `criteria`: the statistic every table and bootstrap here reads."""
+    tot = measure.cover(parts, prof, per_input=False, **options)["totals"]  # type: ignore[arg-type]
+    return np.array([tot[c] for c in criteria])
+
+
 def _profiled(name: str, size: Size) -> tuple[artifact.Model, object]:
     model = artifact.load(MODELS / ZOO[name])
     x, _ = datasets.select("mnist", "train", model.classes, size.profile, seed=0)
@@ -162,9 +172,9 @@ def qcov_table3(size: Size) -> Table:
         got, probs = {}, {}
         for key, x in runs.items():
             probs[key] = model.probabilities(x, register="all")
-            totals = measure.cover([("suite", probs[key])], prof, per_input=False)["totals"]
+            ksc, scc, tsc = _totals([("suite", probs[key])], prof)
             js = diversity(input_states(model, x))["js_divergence"]
-            got[key] = (pct(totals["ksc"]), pct(totals["scc"]), pct(totals["tsc"]), round(float(js), 4), len(x))
+            got[key] = (pct(ksc), pct(scc), pct(tsc), round(float(js), 4), len(x))
 
         def ksc_scc(key: str, idx: np.ndarray, probs: dict = probs, prof: object = prof) -> np.ndarray:
             return _totals([("s", probs[key][idx])], prof, ("ksc", "scc"))
@@ -223,8 +233,8 @@ def qcov_sec462(size: Size) -> Table:
         got: dict[tuple[str, str], dict] = {}
         for setting, (k, top, method) in settings.items():
             for suite, p in probs.items():
-                tot = measure.cover([("suite", p)], prof, k=k, top_k=top, method=method, per_input=False)["totals"]
-                got[setting, suite] = {c: pct(tot[c]) for c in ("ksc", "scc", "tsc")}
+                tot = _totals([("suite", p)], prof, k=k, top_k=top, method=method)
+                got[setting, suite] = {c: pct(v) for c, v in zip(CRITERIA, tot)}
 
         def stat(key: str, idx: np.ndarray, probs: dict = probs, prof: object = prof) -> np.ndarray:
             setting, suite = key.split("|")
@@ -283,8 +293,8 @@ def qcov_sampling(size: Size) -> Table:
     p_prof, p_suite = model.probabilities(xp, register="all"), model.probabilities(xs, register="all")
 
     def totals(pp: np.ndarray, ps: np.ndarray) -> tuple[float, float, float]:
-        tot = measure.cover([("suite", ps)], build_profile(pp, model.sha256), per_input=False)["totals"]
-        return pct(tot["ksc"]), pct(tot["scc"]), pct(tot["tsc"])  # type: ignore[return-value]
+        ksc, scc, tsc = _totals([("suite", ps)], build_profile(pp, model.sha256))
+        return pct(ksc), pct(scc), pct(tsc)  # type: ignore[return-value]
 
     exact = totals(p_prof, p_suite)
     rows = []
@@ -361,8 +371,7 @@ def qcov_fig7(size: Size) -> Table:
         got, sampled = {}, {}
         for name, p in p_suites.items():
             sampled[name] = engine.sample_counts(p, shots, rng) / shots
-            tot = measure.cover([("suite", sampled[name])], prof, per_input=False)
-            got[name] = {c: pct(tot["totals"][c]) for c in ("ksc", "scc", "tsc")}
+            got[name] = {c: pct(v) for c, v in zip(CRITERIA, _totals([("suite", sampled[name])], prof))}
 
         def stat(name: str, idx: np.ndarray, sampled: dict = sampled, prof: object = prof) -> np.ndarray:
             return _totals([("s", sampled[name][idx])], prof)
@@ -423,16 +432,6 @@ def _training_sets(model: artifact.Model, per_class: int) -> dict[str, np.ndarra
     near = xa[suites.build(model, xa, ya, "lconf", per_class, 0)]
     away = xa[suites.build(model, xa, ya, "hconf", per_class, 0)]
     return dict(zip(DISTRIBUTIONS, (org, imbalance, ood, near, away)))
-
-
-CRITERIA = ("ksc", "scc", "tsc")
-
-
-def _totals(parts: list, prof: object, criteria: tuple[str, ...] = CRITERIA, **options: object) -> np.ndarray:
-    """Suite-level coverage of `parts` ((name, probabilities) pairs) on profile `prof`, as a vector of
-    `criteria`: the statistic every bootstrap here resamples."""
-    tot = measure.cover(parts, prof, per_input=False, **options)["totals"]  # type: ignore[arg-type]
-    return np.array([tot[c] for c in criteria])
 
 
 PROFILE_BOOTSTRAP = BOOTSTRAP

@@ -78,9 +78,7 @@ def beta_ppf(q: object, a: object, b: object) -> np.ndarray | float:
     q, a, b = _arrays(q, a, b)
     ok = (a > 0) & (b > 0)
     with np.errstate(all="ignore"):
-        value = _u._beta_ppf(q, a, b)
-    out = np.where((q > 0) & (q < 1), value, np.where(q == 0, 0.0, np.where(q == 1, 1.0, np.nan)))
-    return _out(np.where(ok, out, np.nan))
+        return _ppf(q, ok, _u._beta_ppf(q, a, b), 0.0, 1.0)
 
 
 def t_sf(x: object, df: object) -> np.ndarray | float:
@@ -93,9 +91,12 @@ def t_sf(x: object, df: object) -> np.ndarray | float:
     return _out(np.where(~ok | np.isnan(x), np.nan, out))
 
 
-def _ppf(q: np.ndarray, ok: np.ndarray, value: np.ndarray) -> np.ndarray | float:
-    """A quantile on the whole real line: -inf at q = 0, inf at q = 1, NaN outside [0, 1]."""
-    out = np.where((q > 0) & (q < 1), value, np.where(q == 0, -np.inf, np.where(q == 1, np.inf, np.nan)))
+def _ppf(
+    q: np.ndarray, ok: np.ndarray, value: np.ndarray, lo: float = -np.inf, hi: float = np.inf
+) -> np.ndarray | float:
+    """A quantile on the support [lo, hi]: lo at q = 0, hi at q = 1, NaN outside [0, 1] or where
+    the parameters are not `ok`."""
+    out = np.where((q > 0) & (q < 1), value, np.where(q == 0, lo, np.where(q == 1, hi, np.nan)))
     return _out(np.where(ok, out, np.nan))
 
 

@@ -53,6 +53,12 @@ def takes(ops: list[statevector.Op]) -> bool:
     return not any(op.name == "dephase" for op in ops)
 
 
+def _require(programs: list[list[statevector.Op]]) -> None:
+    """One line, exit 2, for a program the kernel does not take."""
+    if not all(takes(ops) for ops in programs):
+        raise InputError("the gpu backend runs circuits without mid-circuit measurements: use numpy or aer")
+
+
 def run(
     xp: ModuleType,
     ops: list[statevector.Op],
@@ -61,8 +67,7 @@ def run(
     n: int,
 ) -> object:
     """Final states (N, 2^n) on the device for initial states psi0 (host, (N, 2^n))."""
-    if not takes(ops):
-        raise InputError("the gpu backend runs circuits without mid-circuit measurements: use numpy or aer")
+    _require([ops])
     batch = psi0.shape[0]
     state = xp.reshape(xp.asarray(psi0), (batch,) + (2,) * n)
     for op in ops:
@@ -90,8 +95,7 @@ def run_many(
     sig = signature(programs[0])
     if any(signature(p) != sig for p in programs[1:]):
         raise ValueError("run_many takes programs of one signature (group them by `signature`)")
-    if not all(takes(p) for p in programs):
-        raise InputError("the gpu backend runs circuits without mid-circuit measurements: use numpy or aer")
+    _require(programs)
     count, batch = len(programs), psi0.shape[0]
     state = xp.reshape(xp.asarray(psi0), (1, batch) + (2,) * n)
     state = xp.broadcast_to(state, (count, batch) + (2,) * n)

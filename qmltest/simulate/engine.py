@@ -237,10 +237,10 @@ def probabilities_many(jobs: list[Circuit], encoded: np.ndarray, backend: str = 
         if not first.amplitude and encoded.shape[1] != len(first.inputs):
             raise InputError(f"wrong feature count: the circuit has {len(first.inputs)} inputs, got {encoded.shape[1]}")
         check_size(n)
-        rows = min(len(encoded), device_budget(xp, 2 * 16 * 2**n, f"{n} qubits", backend))
-        per = device_budget(xp, 2 * 16 * 2**n * max(rows, 1), f"{n} qubits", backend)
+        rows = max(1, min(len(encoded), device_budget(xp, 2 * 16 * 2**n, f"{n} qubits", backend)))
+        per = device_budget(xp, 2 * 16 * 2**n * rows, f"{n} qubits", backend)
         parts: dict[int, list[np.ndarray]] = {i: [] for i in members}
-        for lo in range(0, len(encoded), max(rows, 1)):
+        for lo in range(0, len(encoded), rows):
             psi0 = _start(first, encoded[lo : lo + rows])[0]
             values: dict = {}
             for i in members:
