@@ -15,7 +15,7 @@ from qmltest import readout
 from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds, Coverage
 from qmltest.coverage.profile import bounds, build
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
 from qmltest.zoo import architectures as archs
 from qmltest.zoo.train import _to_model
 
@@ -37,7 +37,7 @@ def main() -> None:
     rng = np.random.default_rng(1)
     states = np.abs(rng.normal(size=(N + 500, 256))) + 0j
     states /= np.linalg.norm(states, axis=1, keepdims=True)
-    job = model.job()
+    job = program.of_model(model)
     t0 = time.perf_counter()
     probs = engine.probabilities(job, states)
     t_exact = time.perf_counter() - t0

@@ -22,7 +22,7 @@ from qiskit_aer import AerSimulator
 from qmltest import artifact
 from qmltest import ir as irmod
 from qmltest.data import datasets
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
 
 N, SHOTS = 200, 1000
 DEFAULT = ["data/models/qcl-mnist01", "data/models/drnn-mnist01"]
@@ -57,7 +57,7 @@ def bench(path: str) -> None:
     x, _ = datasets.select(model.manifest["training"].get("dataset", "mnist"), "test", model.classes)
     x = x[:N]
     encoded = model.encode(x)
-    job = model.job()
+    job = program.of_model(model)
     rng = np.random.default_rng(0)
     t_exact = timed(lambda: engine.probabilities(job, encoded, "numpy"))
     t_shots = timed(lambda: engine.sample_counts(engine.probabilities(job, encoded, "numpy"), SHOTS, rng))

@@ -20,6 +20,7 @@ from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.fuzz.loop import GUIDES
 from qmltest.fuzz.run import campaign
+from qmltest.simulate.runner import model_probabilities
 
 SEEDS, BUDGET = (1, 2, 3), 2000
 DEFAULT = ["data/models/qcl-mnist01", "data/models/qcnn-mnist01", "data/models/drnn-mnist01"]
@@ -30,11 +31,11 @@ def main(paths: list[str]) -> None:
     for path in paths:
         model = artifact.load(path)
         xt, _ = datasets.select("mnist", "train", model.classes, 100, 0)
-        prof = build(model.probabilities(xt, register="all"), model.sha256)
+        prof = build(model_probabilities(model, xt, register="all"), model.sha256)
         b = Bounds(*bounds(prof))
         x, y = datasets.select("mnist", "test", model.classes, 50, 0)
         yi = label_indices(model, y)
-        keep = model.predict(model.probabilities(x)) == yi
+        keep = model.predict(model_probabilities(model, x)) == yi
         tsr = {g: [] for g in GUIDES}
         per_iter = []
         for seed in SEEDS:

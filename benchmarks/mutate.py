@@ -23,7 +23,7 @@ from qmltest.mutation import stats
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.pipeline import Options, run
 from qmltest.mutation.scope import Scope
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
 
 MODEL, REPEATS, SHOTS = "data/models/qcl-mnist01", 20, 1000
 NAIVE_INPUTS, NAIVE_REPEATS = 10, 2
@@ -60,7 +60,7 @@ def prefix_reuse(name: str) -> None:
         if g.model is not None and g.model.manifest["preprocessing"] == model.manifest["preprocessing"]
     ]
     for m in mutants:
-        _ = m.job().ops  # compile outside the timing: every path shares it
+        _ = program.of_model(m).ops  # compile outside the timing: every path shares it
     seconds, results = {}, {}
     for label, fuse in (("fused", True), ("prefix", False)):
         evaluator = Evaluator(model, REPEATS, SHOTS, 0)
@@ -75,11 +75,11 @@ def prefix_reuse(name: str) -> None:
         evaluator.accuracies(p, data, str(i))
     t_sample = time.perf_counter() - start
     start = time.perf_counter()
-    results["plain"] = [engine.probabilities(m.job(), data.encoded) for m in mutants]
+    results["plain"] = [engine.probabilities(program.of_model(m), data.encoded) for m in mutants]
     seconds["plain"] = time.perf_counter() - start
     few = mutants[:: max(1, len(mutants) // 12)]
     start = time.perf_counter()
-    aer = [engine.probabilities(m.job(), data.encoded, backend="aer") for m in few]
+    aer = [engine.probabilities(program.of_model(m), data.encoded, backend="aer") for m in few]
     t_aer = (time.perf_counter() - start) / len(few)
     from qmltest.errors import InputError
     from qmltest.simulate import arraykernel, resume
@@ -90,7 +90,7 @@ def prefix_reuse(name: str) -> None:
             arraykernel.namespace(name_)
         except InputError:
             continue
-        jobs = [m.job() for m in mutants]
+        jobs = [program.of_model(m) for m in mutants]
         engine.probabilities_many(jobs[:4], data.encoded, name_)  # warm (CuPy compiles its kernels once)
         start = time.perf_counter()
         got = engine.probabilities_many(jobs, data.encoded, name_)
@@ -100,7 +100,7 @@ def prefix_reuse(name: str) -> None:
             len({arraykernel.signature(j.ops) for j in jobs}),
         )
     start = time.perf_counter()
-    check = resume.Checkpoints(model.job(), data.encoded)
+    check = resume.Checkpoints(program.of_model(model), data.encoded)
     t_build = time.perf_counter() - start
     per = 1e6 / (len(mutants) * len(data.y))
     plain = seconds["plain"] * per
@@ -139,7 +139,7 @@ def main() -> None:
     mutant_ir, _ = ops.PF().mutate(model.ir, Scope(), 0.05, np.random.default_rng(0))
     mutant = model.with_ir(mutant_ir)
     start = time.perf_counter()
-    probs = engine.probabilities(mutant.job(), ref.encoded)
+    probs = engine.probabilities(program.of_model(mutant), ref.encoded)
     acc = stats.accuracy_distribution(
         probs, ref.y, model.readout_matrix, model.num_classes, REPEATS, SHOTS, np.random.default_rng(0)
     )

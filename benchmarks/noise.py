@@ -22,7 +22,7 @@ from qmltest import artifact
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.noise.config import load
-from qmltest.simulate import engine, noisy
+from qmltest.simulate import engine, noisy, program
 
 CONFIGS = ["depolarizing-1pct", "thermal", "crosstalk", "hardware-like"]
 DATASET = {"iris": "iris", "wine": "wine", "breast_cancer": "breast_cancer"}
@@ -34,7 +34,7 @@ def bench(path: str, inputs: int, aer_inputs: int) -> None:
     dataset = DATASET.get(name.split("-")[-1], "mnist")
     x, y = datasets.select(f"{dataset}:test", "test", model.classes, inputs // len(model.classes), 0)
     enc, labels = model.encode(x), label_indices(model, y)
-    job = model.job()
+    job = program.of_model(model)
     print(f"\n{name}: {job.num_qubits} qubits, {len(enc)} inputs (Aer: {min(aer_inputs, len(enc))})")
     print(f"{'noise':<18} {'numpy ms/in':>12} {'Aer ms/in':>10} {'ratio':>7} {'max diff':>9} {'accuracy':>9}  path")
     for cfg_name in CONFIGS:

@@ -16,6 +16,7 @@ from qmltest.coverage import measure
 from qmltest.coverage.diversity import diversity, input_states
 from qmltest.coverage.profile import build
 from qmltest.data import datasets
+from qmltest.simulate.runner import model_probabilities
 
 DEFAULT = sorted(str(p.parent) for p in Path("data/models").glob("*-mnist01/model.json"))
 
@@ -25,10 +26,10 @@ def main(paths: list[str]) -> None:
     for path in paths:
         model = artifact.load(path)
         x_train, _ = datasets.select("mnist", "train", model.classes, 100, seed=0)
-        prof = build(model.probabilities(x_train, register="all"), model.sha256)
+        prof = build(model_probabilities(model, x_train, register="all"), model.sha256)
         for per_class in (50, 100):
             x, _ = datasets.select("mnist", "test", model.classes, per_class, seed=1)
-            probs = model.probabilities(x, register="all")
+            probs = model_probabilities(model, x, register="all")
             totals = measure.cover([("suite", probs)], prof, per_input=False)["totals"]
             js = diversity(input_states(model, x))["js_divergence"]
             print(

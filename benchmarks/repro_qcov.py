@@ -33,7 +33,8 @@ from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.fuzz.loop import GUIDES
 from qmltest.fuzz.run import campaign
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
+from qmltest.simulate.runner import model_probabilities
 
 # ------------------------------------------------------------------ QCov
 
@@ -121,7 +122,7 @@ def _totals(parts: list, prof: object, criteria: tuple[str, ...] = CRITERIA, **o
 def _profiled(name: str, size: Size) -> tuple[artifact.Model, object]:
     model = artifact.load(MODELS / ZOO[name])
     x, _ = datasets.select("mnist", "train", model.classes, size.profile, seed=0)
-    return model, build_profile(model.probabilities(x, register="all"), model.sha256)
+    return model, build_profile(model_probabilities(model, x, register="all"), model.sha256)
 
 
 def qcov_table3(size: Size) -> Table:
@@ -171,7 +172,7 @@ def qcov_table3(size: Size) -> Table:
             runs["2"] = runs["100"]
         got, probs = {}, {}
         for key, x in runs.items():
-            probs[key] = model.probabilities(x, register="all")
+            probs[key] = model_probabilities(model, x, register="all")
             ksc, scc, tsc = _totals([("suite", probs[key])], prof)
             js = diversity(input_states(model, x))["js_divergence"]
             got[key] = (pct(ksc), pct(scc), pct(tsc), round(float(js), 4), len(x))
@@ -229,7 +230,7 @@ def qcov_sec462(size: Size) -> Table:
             "single class": datasets.select("mnist", "test", model.classes[:1], 2 * size.large, seed=1)[0],
             "two classes": datasets.select("mnist", "test", model.classes[:2], size.large, seed=1)[0],
         }
-        probs = {k: model.probabilities(x, register="all") for k, x in suites.items()}
+        probs = {k: model_probabilities(model, x, register="all") for k, x in suites.items()}
         got: dict[tuple[str, str], dict] = {}
         for setting, (k, top, method) in settings.items():
             for suite, p in probs.items():
@@ -290,7 +291,7 @@ def qcov_sampling(size: Size) -> Table:
     model, _ = _profiled("qcl", size)
     xp, _ = datasets.select("mnist", "train", model.classes, size.profile, seed=0)
     xs, _ = datasets.select("mnist", "test", model.classes, size.large, seed=1)
-    p_prof, p_suite = model.probabilities(xp, register="all"), model.probabilities(xs, register="all")
+    p_prof, p_suite = model_probabilities(model, xp, register="all"), model_probabilities(model, xs, register="all")
 
     def totals(pp: np.ndarray, ps: np.ndarray) -> tuple[float, float, float]:
         ksc, scc, tsc = _totals([("suite", ps)], build_profile(pp, model.sha256))
@@ -363,8 +364,8 @@ def qcov_fig7(size: Size) -> Table:
         "50 per class": datasets.select("mnist", "test", model.classes, size.small, seed=1)[0],
         "100 per class": datasets.select("mnist", "test", model.classes, size.large, seed=1)[0],
     }
-    p_prof = model.probabilities(xp, register="all")
-    p_suites = {k: model.probabilities(x, register="all") for k, x in suites.items()}
+    p_prof = model_probabilities(model, xp, register="all")
+    p_suites = {k: model_probabilities(model, x, register="all") for k, x in suites.items()}
     for shots in size.shots:
         rng = np.random.default_rng(shots)
         prof = build_profile(engine.sample_counts(p_prof, shots, rng) / shots, model.sha256)
@@ -504,7 +505,7 @@ def qcov_table13(size: Size) -> Table:
     def outputs(raw: np.ndarray) -> np.ndarray:
         enc = model.encode(raw)
         values = {p: enc[:, i] for i, p in enumerate(model.ir.inputs)}
-        return statevector.run(model.job().ops, statevector.zero_states(len(enc), n), values, n)
+        return statevector.run(program.of_model(model).ops, statevector.zero_states(len(enc), n), values, n)
 
     org, near = outputs(sets["Org."]), outputs(sets["Near"])
     got = {
@@ -566,8 +567,10 @@ def qcov_table9(size: Size) -> Table:
     for name in size.qcov_models:
         model = artifact.load(MODELS / ZOO[name])
         xs = datasets.select("mnist", "test", model.classes, size.large, seed=1)[0]
-        suite = model.probabilities(xs, register="all")
-        sets = {d: model.probabilities(x, register="all") for d, x in _training_sets(model, size.profile).items()}
+        suite = model_probabilities(model, xs, register="all")
+        sets = {
+            d: model_probabilities(model, x, register="all") for d, x in _training_sets(model, size.profile).items()
+        }
         methods = (("minmax", QCOV_TABLE9.get(name)), ("mad", QCOV_TABLE12), ("sigma", None))
         methods = methods if name == "qcl" else methods[:1]
         boot = _profile_bootstrap(model, sets, suite, tuple(m for m, _ in methods))
@@ -690,17 +693,17 @@ def qcov_table6(size: Size) -> Table:
     for name in size.attack_models:
         model = artifact.load(MODELS / ZOO[name])
         xt, _ = datasets.select("mnist", "train", model.classes, size.profile, seed=0)
-        prof = build_profile(model.probabilities(xt, register="all"), model.sha256)
+        prof = build_profile(model_probabilities(model, xt, register="all"), model.sha256)
         x, y = datasets.select("mnist", "test", model.classes)
         idx = suites.build(model, x, y, "ori", size.attack_per_class, 0)
         x, yi = x[idx], label_indices(model, y[idx])
-        org = model.probabilities(x, register="all")
+        org = model_probabilities(model, x, register="all")
         added = {}
         for method in size.attack_methods:
             adv = attacks.attack(
                 model, x, yi, method, 64 / 255, 0.0, 255.0, np.random.default_rng(0), dlfuzz_steps=size.dlfuzz_steps
             )
-            added[method] = model.probabilities(adv, register="all")
+            added[method] = model_probabilities(model, adv, register="all")
 
         def stat(
             key: str, idx: np.ndarray, org: np.ndarray = org, added: dict = added, prof: object = prof
@@ -838,11 +841,11 @@ def qcov_fuzzing(size: Size) -> Table:
     for name in size.fuzz_models:
         model = artifact.load(MODELS / ZOO[name])
         xt, _ = datasets.select("mnist", "train", model.classes, size.profile, 0)
-        prof = build_profile(model.probabilities(xt, register="all"), model.sha256)
+        prof = build_profile(model_probabilities(model, xt, register="all"), model.sha256)
         b = Bounds(*profile_bounds(prof))
         x, y = datasets.select("mnist", "test", model.classes, size.fuzz_per_class, 0)
         yi = label_indices(model, y)
-        keep = model.predict(model.probabilities(x)) == yi
+        keep = model.predict(model_probabilities(model, x)) == yi
         modes = (
             ("fixed budget", size.fuzz_budget, "fifo"),
             ("until queue empty", size.exhaust_cap, "fifo"),

@@ -24,6 +24,7 @@ from qmltest.evaluate import label_indices
 from qmltest.mutation import pipeline
 from qmltest.mutation.evaluate import Data
 from qmltest.simulate import engine
+from qmltest.simulate.runner import model_probabilities
 
 # ------------------------------------------------------------------ QuanForge
 
@@ -396,7 +397,7 @@ def quanforge_hoeffding(size: Size) -> Table:
         q = len(model.ir.measured)
         bound = hoeffding_shots(0.05, 0.95, q)
         x, _ = datasets.select("mnist", "test", model.classes, size.large, seed=1)
-        p = model.probabilities(x)  # over the measured qubits
+        p = model_probabilities(model, x)  # over the measured qubits
         rng = np.random.default_rng(7)
         reps = 20
         miss = 0

@@ -28,17 +28,41 @@ MODELS = ROOT / "data" / "models"
 NOISE = ROOT / "configs" / "noise"
 
 COMMANDS: dict[str, list[str]] = {
-    "evaluate iris (auto)": ["evaluate", f"{MODELS}/zfm-ra-iris", "--shots", "1000", "--seed", "1", "--json", "out.json"],
+    "evaluate iris (auto)": [
+        "evaluate",
+        f"{MODELS}/zfm-ra-iris",
+        "--shots",
+        "1000",
+        "--seed",
+        "1",
+        "--json",
+        "out.json",
+    ],
     "evaluate iris (aer)": ["evaluate", f"{MODELS}/zfm-ra-iris", "--backend", "aer", "--json", "out.json"],
     "evaluate qcl noisy": [
-        "evaluate", f"{MODELS}/qcl-mnist01", "--noise", f"{NOISE}/depolarizing-1pct.toml", "--json", "out.json",
+        "evaluate",
+        f"{MODELS}/qcl-mnist01",
+        "--noise",
+        f"{NOISE}/depolarizing-1pct.toml",
+        "--json",
+        "out.json",
     ],
     "mutate qcl qml": ["mutate", f"{MODELS}/qcl-mnist01", "--suite", "qml", "--json", "out.json", "-q"],
     "mutate iris quanforge": ["mutate", f"{MODELS}/zfm-ra-iris", "--json", "out.json", "-q"],
     "mutate qcnn classic": ["mutate", f"{MODELS}/qcnn-mnist01", "--suite", "classic", "--json", "out.json", "-q"],
     "profile qcnn": ["profile", f"{MODELS}/qcnn-mnist01", "--out", "out.json", "-q"],
     "cover qcnn": ["cover", f"{MODELS}/qcnn-mnist01", "--profile", "{profile}", "--json", "out.json", "-q"],
-    "fuzz qcnn": ["fuzz", f"{MODELS}/qcnn-mnist01", "--profile", "{profile}", "--budget", "300", "--json", "out.json", "-q"],
+    "fuzz qcnn": [
+        "fuzz",
+        f"{MODELS}/qcnn-mnist01",
+        "--profile",
+        "{profile}",
+        "--budget",
+        "300",
+        "--json",
+        "out.json",
+        "-q",
+    ],
 }
 
 
@@ -99,7 +123,11 @@ def main() -> None:
             same = len(digests["base"]) == 1 and digests["base"] == digests["new"]
             all_same &= same
             b, n = statistics.median(times["base"]), statistics.median(times["new"])
-            p = mannwhitneyu(times["new"], times["base"], alternative="greater").pvalue if opts.runs > 1 else float("nan")
+            p = (
+                mannwhitneyu(times["new"], times["base"], alternative="greater").pvalue
+                if opts.runs > 1
+                else float("nan")
+            )
             print(f"{label:24} {'yes' if same else 'NO':>10} {b:8.2f} {n:8.2f} {n / b:8.2f} {p:13.3f}")
         print("every report byte-identical" if all_same else "SOME REPORTS DIFFER")
     finally:

@@ -174,24 +174,22 @@ def parse_classes(text: str | None) -> list[int] | None:
 
 
 def backend_option() -> Any:
-    """`--backend` for every command that simulates: one name, one help text."""
-    return typer.Option(
-        "auto",
-        "--backend",
-        help="Simulator: auto (numpy or Aer, the faster by a measured cost model), numpy, aer or gpu.",
-    )
+    """`--backend` for every command that simulates: one name, its help read from the registry."""
+    from qmltest.simulate.backends import REGISTRY
+
+    return typer.Option("auto", "--backend", help=REGISTRY.help() + ".")
 
 
 def with_backend(fn: F) -> F:
-    """Run the command with its `--backend` choice for every simulation it makes (and the local
-    workers it starts); an unknown name is one line and exit 2."""
+    """Check the command's `--backend` against the registry before any work (an unknown name is
+    one line and exit 2); the command passes the name on to every library call it makes."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from qmltest.simulate import backend as backend_mod
+        from qmltest.simulate.backends import REGISTRY
 
-        with backend_mod.using(kwargs.get("backend") or "auto"):
-            return fn(*args, **kwargs)
+        REGISTRY.check(kwargs.get("backend") or "auto")
+        return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 

@@ -29,6 +29,7 @@ from qmltest.coverage.profile import Profile
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.simulate import device
+from qmltest.simulate.runner import model_probabilities
 
 
 def parse_shots(text: str) -> int | None:
@@ -107,7 +108,9 @@ def cover(
     register = prof.meta.get("register", "readout")
     cfg = noise_of(noise, target)
     where = parallel.plan(workers, cluster)
-    exact = [(name, model.probabilities(x, register=register, noise=cfg, where=where)) for name, x in parts]
+    exact = [
+        (name, model_probabilities(model, x, backend, register=register, noise=cfg, where=where)) for name, x in parts
+    ]
     probs = [(name, measure.estimate(p, n_shots, rng)) for name, p in exact]
     params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
     result = measure.cover(probs, prof, **params)

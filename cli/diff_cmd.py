@@ -21,6 +21,7 @@ from qmltest_cli.config import config_option, with_config
 
 from qmltest import intervals
 from qmltest.errors import InputError
+from qmltest.simulate.runner import model_probabilities
 
 
 @handle_errors
@@ -64,8 +65,8 @@ def diff(
     spec = model_data(a, data, "test", "--data")
     x, labels = datasets.select(spec, "test", a.classes, per_class, seed)
     noise_a, noise_b = noise_of(None, target_a), noise_of(None, target_b)
-    probs_a = a.probabilities(x, noise=noise_a)
-    probs_b = b.probabilities(x, noise=noise_b)
+    probs_a = model_probabilities(a, x, backend, noise=noise_a)
+    probs_b = model_probabilities(b, x, backend, noise=noise_b)
     result = diff_mod.compare(probs_a, probs_b, a, b, label_indices(a, labels), shots, repeats, alpha, seed)
     result.update(
         a={"model": str(model_a), "sha256": a.sha256, "target": target_a},

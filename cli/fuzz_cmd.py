@@ -30,6 +30,7 @@ from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 from qmltest.fuzz.loop import GUIDES, check_schedule
 from qmltest.fuzz.run import campaign
+from qmltest.simulate.runner import model_probabilities
 
 
 def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: int):
@@ -95,7 +96,7 @@ def fuzz(
     prof = load_profile(profile_path, model)
     seeds = model_data(model, seeds, "test", "--seeds")
     x, y, shape = load_seeds(seeds, model, per_class, seed)
-    correct = model.predict(model.probabilities(x)) == y
+    correct = model.predict(model_probabilities(model, x, backend)) == y
     if not correct.any():
         raise InputError("no seed is classified correctly: nothing to fuzz")
     dropped = int((~correct).sum())
@@ -120,6 +121,7 @@ def fuzz(
             where=where,
             seeds_list=runs,
             schedule=schedule,
+            backend=backend,
         )
     timing = result.pop("timing")
     write_output(json_out, report.to_json(result))

@@ -220,7 +220,7 @@ def mutate(
             out_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qmltest-"))) / "run"
         with progress_bar("mutating", None, quiet) as advance:
             result, timing = pipeline.run(
-                model, suites, opts, ref, cells, out_dir, force, advance, cfg, command_line(), where
+                model, suites, opts, ref, cells, out_dir, force, advance, cfg, command_line(), where, backend
             )
         _write_reports(model, result, out_dir, json_out, csv_out, junit_out, stryker_out, html_out)
     if not quiet and str(json_out) != "-":

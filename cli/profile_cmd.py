@@ -23,6 +23,7 @@ from qmltest import artifact, parallel, report
 from qmltest.coverage import profile as profiling
 from qmltest.coverage.measure import estimate
 from qmltest.data import datasets
+from qmltest.simulate.runner import model_probabilities
 
 
 @handle_errors
@@ -53,7 +54,7 @@ def profile(
     x, _ = datasets.select(data, split, model.classes, per_class, seed)
     cfg = noise_of(noise, target)
     where = parallel.plan(workers, cluster)
-    probs = model.probabilities(x, register=register, noise=cfg, where=where)
+    probs = model_probabilities(model, x, backend, register=register, noise=cfg, where=where)
     probs = estimate(probs, shots, np.random.default_rng(seed))
     prof = profiling.build(
         probs,

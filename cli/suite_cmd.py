@@ -47,7 +47,17 @@ def build(
     others = ds.x[~np.isin(ds.y, model.classes)]
     bounds = (float(min(0.0, ds.x.min())), float(ds.x.max()))
     sx, sy, source, params = suites.derive(
-        model, ds.x[inside], ds.y[inside], kind, per_class, seed, bounds, others, ds.image_shape, epsilon
+        model,
+        ds.x[inside],
+        ds.y[inside],
+        kind,
+        per_class,
+        seed,
+        bounds,
+        others,
+        ds.image_shape,
+        epsilon,
+        backend=backend,
     )
     source = np.where(source >= 0, inside[np.maximum(source, 0)], -1)
     suites.save(out_path, sx, sy, source, kind, {"data": data, **params}, model.sha256, seed)
@@ -78,12 +88,12 @@ def attack(
     model = artifact.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)
     inside = idx[np.isin(ds.y[idx], model.classes)]
-    chosen = suites.build(model, ds.x[inside], ds.y[inside], "ori", per_class, seed)
+    chosen = suites.build(model, ds.x[inside], ds.y[inside], "ori", per_class, seed, backend=backend)
     x, labels = ds.x[inside][chosen], ds.y[inside][chosen]
     y = label_indices(model, labels)
     low, high = float(min(0.0, ds.x.min())), float(ds.x.max())
-    adv = attacks.attack_inputs(model, x, y, method, epsilon, low, high, seed, shots, where)
-    asr = attacks.success_rate(model, x, adv, y)
+    adv = attacks.attack_inputs(model, x, y, method, epsilon, low, high, seed, shots, where, backend=backend)
+    asr = attacks.success_rate(model, x, adv, y, backend=backend)
     params = {"data": data, "per_class": per_class, "method": method, "epsilon": epsilon, "asr": asr, "shots": shots}
     suites.save(out_path, adv, labels, inside[chosen], f"attack-{method}", params, model.sha256, seed)
     out.print(

@@ -13,18 +13,16 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-from qiskit.circuit import QuantumCircuit
 
 from qmltest import ir as irmod
 from qmltest import qasm, readout, schemas
 from qmltest.data.preprocess import amplitude_states, preprocess
-from qmltest.errors import InputError, SimulatorError
+from qmltest.errors import InputError
+from qmltest.memo import Memo, memo_field
+from qmltest.readout import marginalize
 from qmltest.report import read_json, write_text_atomic
-from qmltest.simulate import engine
-from qmltest.simulate.statevector import marginalize
 
 FORMAT_VERSION = 1
-REGISTERS = ("readout", "all")
 QASM_NAME, MANIFEST_NAME = "model.qasm", "model.json"
 REQUIRED = (
     "format_version",
@@ -42,13 +40,16 @@ REQUIRED = (
 
 @dataclass(frozen=True)
 class Model:
-    """A loaded model: QASM3 text, IR, manifest, and the helpers to encode and run inputs."""
+    """A loaded model, as data: QASM3 text, IR, manifest, and the helpers to encode inputs and read
+    outputs. Running it is `qmltest.simulate` (`program.of_model`, `runner.probabilities`)."""
 
     qasm_text: str
     ir: irmod.ModelIR
     manifest: dict
     source: str = "<memory>"
     inferred: tuple[str, ...] = field(default_factory=tuple)
+    memo: Memo = memo_field()
+    """What is derived from this model (its compiled program): `qmltest.simulate.program`."""
 
     @property
     def classes(self) -> list:
@@ -68,13 +69,6 @@ class Model:
         """(2^m, C) class-score matrix of the readout (see `qmltest.readout`)."""
         return readout.matrix(self.manifest["readout"], self.num_classes)
 
-    def __getstate__(self) -> dict:
-        """Pickled without its compiled engine jobs: a worker recompiles them from the IR through
-        the per-gate cache, so a mutant rebuilt there from a delta shares the original's compiled
-        ops by identity (an unpickled copy of the client's ops matched none of them, and every
-        prefix/suffix comparison fell back to comparing matrices)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_job", "_full_job")}
-
     @property
     def amplitude(self) -> bool:
         return self.manifest["encoding"]["kind"] == "amplitude"
@@ -84,60 +78,9 @@ class Model:
         return self.manifest["qasm_sha256"]
 
     @cached_property
-    def _job(self) -> engine.Circuit:
-        from qmltest.simulate import statevector
-
-        body = statevector.compile_gates(self.ir.gates)
-        tails = readout.basis_tails(self.manifest["readout"])
-
-        def job(tail: list[tuple[str, int]], groups: tuple[engine.Circuit, ...] = ()) -> engine.Circuit:
-            ops = body + statevector.compile_circuit(_appended(QuantumCircuit(self.ir.num_qubits), tail))
-            return engine.Circuit(
-                None,
-                self.ir.measured,
-                self.ir.inputs,
-                self.amplitude,
-                self._boundaries,
-                build=lambda: _appended(irmod.unitary_part(self.ir), tail),
-                ops=ops,
-                num_qubits=self.ir.num_qubits,
-                groups=groups,
-            )
-
-        if len(tails) == 1:
-            return job(tails[0])
-        return job([], tuple(job(t) for t in tails))  # the parent's ops: the program without a basis tail
-
-    @cached_property
     def measurement_bases(self) -> int:
         """How many measurement bases the readout needs (1 unless observables do not commute qubit-wise)."""
         return len(readout.basis_tails(self.manifest["readout"]))
-
-    @cached_property
-    def _boundaries(self) -> tuple[int, ...]:
-        """Op indices where layers start (gates the engine skips, such as id, not counted)."""
-        from qmltest.simulate.statevector import SKIPPED
-
-        out, k = [], 0
-        for layer in self.ir.layers:
-            if k:
-                out.append(k)
-            k += sum(1 for g in layer.gates if g.name not in SKIPPED)
-        return tuple(b for b in out if b)
-
-    @cached_property
-    def _full_job(self) -> engine.Circuit:
-        measured = tuple(range(self.ir.num_qubits))
-        return self._job.with_measured(measured)
-
-    def job(self, register: str = "readout") -> engine.Circuit:
-        """The engine's view of the model, built and compiled once per model object.
-
-        register 'readout' measures the readout qubits; 'all' every qubit (QCov's basis states S).
-        """
-        if register not in REGISTERS:
-            raise InputError(f"register must be one of {', '.join(REGISTERS)}, got '{register}'")
-        return self._job if register == "readout" else self._full_job
 
     def readout_from_full(self, full: np.ndarray) -> np.ndarray:
         """Readout-register probabilities from all-qubit probabilities (per measurement basis)."""
@@ -155,34 +98,6 @@ class Model:
                 f"wrong feature count: {self.source} expects {len(self.ir.inputs)} features, got {x.shape[1]}"
             )
         return x
-
-    def probabilities(
-        self,
-        raw: np.ndarray,
-        backend: str | None = None,
-        register: str = "readout",
-        noise: object = None,
-        where: object = None,
-    ) -> np.ndarray:
-        """Output probabilities for raw inputs (noise: a NoiseConfig, simulated on Aer).
-
-        `where` (a `parallel.Plan`) splits the inputs into fixed chunks run as tasks: exact
-        probabilities do not depend on how the inputs were split.
-        """
-        from qmltest import parallel
-        from qmltest.simulate import backend as backend_mod
-
-        encoded = self.encode(raw)
-        job = self.job(register)
-        backend = backend or backend_mod.current()  # named, so that worker processes choose alike
-        if where is None or where.local or len(encoded) <= CHUNK_INPUTS:  # type: ignore[attr-defined]
-            return engine.probabilities(job, encoded, backend, noise)
-        items = [encoded[i : i + CHUNK_INPUTS] for i in range(0, len(encoded), CHUNK_INPUTS)]
-        parts = parallel.run_tasks(_probabilities_task, (job, backend, noise), items, where)  # type: ignore[arg-type]
-        for part in parts:
-            if isinstance(part, parallel.TaskError):
-                raise SimulatorError(f"simulating a chunk of inputs failed: {part.message}")
-        return np.concatenate(parts)
 
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
         return readout.predict(probs_or_counts, self.readout_matrix, self.num_classes)
@@ -211,15 +126,6 @@ class Model:
         text = qasm.dumps(irmod.to_circuit(new_ir))
         manifest = dict(self.manifest, layers=new_ir.layer_table(), qasm_sha256=qasm.sha256(text), **manifest_updates)
         return replace(self, qasm_text=text, ir=new_ir, manifest=manifest)
-
-
-CHUNK_INPUTS = 32
-"""Inputs per task when probabilities are computed on workers (noise: ~0.1-0.3 s per input)."""
-
-
-def _probabilities_task(shared: tuple, encoded: np.ndarray) -> np.ndarray:
-    job, backend, noise = shared
-    return engine.probabilities(job, encoded, backend, noise)
 
 
 def _fail(source: str, msg: str) -> InputError:
@@ -314,13 +220,6 @@ def _validate_expectation(ro: dict, m: dict, source: str) -> None:
     support = readout.support(obs)
     if ro["qubits"] != support:
         raise _fail(source, f"manifest 'readout.qubits' must be the observables' support {support}")
-
-
-def _appended(circuit: QuantumCircuit, tail: list[tuple[str, int]]) -> QuantumCircuit:
-    """`circuit` with a readout's basis changes appended (X/Y observables measured as Z)."""
-    for name, q in tail:
-        getattr(circuit, name)(q)
-    return circuit
 
 
 def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:

@@ -16,7 +16,8 @@ from qmltest.artifact import Model
 from qmltest.data.preprocess import preprocess, vjp
 from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation.evaluate import seed_of
-from qmltest.simulate import engine, statevector
+from qmltest.simulate import engine, program, statevector
+from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo.train import loss_and_lambda
 
 METHODS = ("fgsm", "jsma", "dlfuzz", "quantest", "random")
@@ -49,7 +50,7 @@ def input_gradient(model: Model, x: np.ndarray, y: np.ndarray, entanglement: flo
             f"{model.source}: white-box gradients need one measurement basis, its observables need "
             f"{model.measurement_bases}: use a black-box attack (nes)"
         )
-    ops = model.job().ops
+    ops = program.of_model(model).ops
     encoded = model.encode(x)
     measured = list(model.ir.measured)
     cmat = readout.class_matrix(model.readout_matrix, model.num_classes)
@@ -77,14 +78,21 @@ def input_gradient(model: Model, x: np.ndarray, y: np.ndarray, entanglement: flo
 
 
 def nes_gradient(
-    model: Model, x: np.ndarray, y: np.ndarray, shots: int, samples: int, sigma: float, rng: np.random.Generator
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    shots: int,
+    samples: int,
+    sigma: float,
+    rng: np.random.Generator,
+    backend: str = "auto",
 ) -> np.ndarray:
     """NES estimate (Wierstra et al.) of d(loss)/dx from shot-estimated class probabilities only
     (QuanForge footnote 2): antithetic Gaussian probes, the model as a black box."""
     cmat = readout.class_matrix(model.readout_matrix, model.num_classes)
 
     def loss(xs: np.ndarray) -> np.ndarray:
-        counts = engine.sample_counts(model.probabilities(xs), shots, rng) @ cmat
+        counts = engine.sample_counts(model_probabilities(model, xs, backend), shots, rng) @ cmat
         p = (counts + 0.5) / (counts.sum(axis=1, keepdims=True) + 0.5 * counts.shape[1])
         return -np.log(p[np.arange(len(y)), y])
 
@@ -95,7 +103,16 @@ def nes_gradient(
     return grad / (2 * sigma * samples)
 
 
-def jsma(model: Model, x: np.ndarray, y: np.ndarray, theta: float, gamma: float, low: float, high: float) -> np.ndarray:
+def jsma(
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    theta: float,
+    gamma: float,
+    low: float,
+    high: float,
+    backend: str = "auto",
+) -> np.ndarray:
     """JSMA-style saliency attack: push the most salient unused feature by theta x range in the
     loss-increasing direction, until misclassified or a gamma fraction of the features is used."""
     span = high - low
@@ -111,12 +128,20 @@ def jsma(model: Model, x: np.ndarray, y: np.ndarray, theta: float, gamma: float,
         j = np.argmax(np.abs(g), axis=1)
         adv[idx, j] = np.clip(adv[idx, j] + theta * span * np.sign(g[np.arange(len(idx)), j]), low, high)
         used[idx, j] = True
-        active[idx] = model.predict(model.probabilities(adv[idx])) == y[idx]
+        active[idx] = model.predict(model_probabilities(model, adv[idx], backend)) == y[idx]
     return adv
 
 
 def dlfuzz(
-    model: Model, x: np.ndarray, y: np.ndarray, steps: int, step_size: float, epsilon: float, low: float, high: float
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    steps: int,
+    step_size: float,
+    epsilon: float,
+    low: float,
+    high: float,
+    backend: str = "auto",
 ) -> np.ndarray:
     """DLFuzz-style iterative signed-gradient ascent on the loss, each input kept within an L_inf
     ball of epsilon x range around its seed; stops early once every input is misclassified."""
@@ -125,7 +150,7 @@ def dlfuzz(
     for _ in range(steps):
         adv = adv + step_size * span * np.sign(input_gradient(model, adv, y))
         adv = np.clip(np.clip(adv, x - epsilon * span, x + epsilon * span), low, high)
-        if np.all(model.predict(model.probabilities(adv)) != y):
+        if np.all(model.predict(model_probabilities(model, adv, backend)) != y):
             break
     return adv
 
@@ -140,6 +165,7 @@ def quantest(
     epsilon: float,
     low: float,
     high: float,
+    backend: str = "auto",
 ) -> np.ndarray:
     """QuanTest-style (Shi et al. 2024): ascend cross-entropy + lam x Meyer-Wallach entanglement of the
     output state with signed steps of lr x range, inside an epsilon L_inf ball, until misclassified."""
@@ -154,7 +180,7 @@ def quantest(
         adv[idx] = np.clip(
             np.clip(adv[idx] + lr * span * np.sign(g), x[idx] - epsilon * span, x[idx] + epsilon * span), low, high
         )
-        active[idx] = model.predict(model.probabilities(adv[idx])) == y[idx]
+        active[idx] = model.predict(model_probabilities(model, adv[idx], backend)) == y[idx]
     return adv
 
 
@@ -169,20 +195,25 @@ def attack(
     rng: np.random.Generator,
     shots: int | None = None,
     dlfuzz_steps: int = 50,
+    backend: str = "auto",
 ) -> np.ndarray:
     """FGSM (exact gradient, or NES under finite shots), JSMA (theta 1.0, gamma 0.1), DLFuzz
     (`dlfuzz_steps` steps of epsilon/10; QCov Sec. 4.3 runs 500) or uniform random noise of the same
     size; clipped to the value range."""
     span = high - low
     if method == "fgsm":
-        grad = input_gradient(model, x, y) if shots is None else nes_gradient(model, x, y, shots, 50, 0.01 * span, rng)
+        grad = (
+            input_gradient(model, x, y)
+            if shots is None
+            else nes_gradient(model, x, y, shots, 50, 0.01 * span, rng, backend=backend)
+        )
         return np.clip(x + epsilon * span * np.sign(grad), low, high)
     if method == "jsma":
-        return jsma(model, x, y, 1.0, 0.1, low, high)
+        return jsma(model, x, y, 1.0, 0.1, low, high, backend=backend)
     if method == "dlfuzz":
-        return dlfuzz(model, x, y, dlfuzz_steps, epsilon / 10, epsilon, low, high)
+        return dlfuzz(model, x, y, dlfuzz_steps, epsilon / 10, epsilon, low, high, backend=backend)
     if method == "quantest":
-        return quantest(model, x, y, 1.0, 0.05 * epsilon, 50, epsilon, low, high)
+        return quantest(model, x, y, 1.0, 0.05 * epsilon, 50, epsilon, low, high, backend=backend)
     if method == "random":
         return np.clip(x + rng.uniform(-epsilon * span, epsilon * span, x.shape), low, high)
     raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")
@@ -201,12 +232,24 @@ class AttackShared:
     high: float
     seed: int
     shots: int | None
+    backend: str = "auto"
 
 
 def _attack_task(shared: AttackShared, item: tuple[int, np.ndarray, np.ndarray]) -> np.ndarray:
     start, x, y = item
     rng = np.random.default_rng(seed_of(shared.seed, "attack", shared.method, start))
-    return attack(shared.model, x, y, shared.method, shared.epsilon, shared.low, shared.high, rng, shared.shots)
+    return attack(
+        shared.model,
+        x,
+        y,
+        shared.method,
+        shared.epsilon,
+        shared.low,
+        shared.high,
+        rng,
+        shared.shots,
+        backend=shared.backend,
+    )
 
 
 def attack_inputs(
@@ -220,12 +263,13 @@ def attack_inputs(
     seed: int,
     shots: int | None = None,
     where: parallel.Plan | None = None,
+    backend: str = "auto",
 ) -> np.ndarray:
     """`attack` over fixed chunks of CHUNK inputs (tasks for `where`), each chunk seeded by its start."""
     if method not in METHODS:
         raise InputError(f"unknown attack '{method}' (available: {', '.join(METHODS)})")
     items = [(i, x[i : i + CHUNK], y[i : i + CHUNK]) for i in range(0, len(x), CHUNK)]
-    shared = AttackShared(model, method, epsilon, low, high, seed, shots)
+    shared = AttackShared(model, method, epsilon, low, high, seed, shots, backend)
     parts = parallel.run_tasks(_attack_task, shared, items, where)
     for part in parts:
         if isinstance(part, parallel.TaskError):
@@ -233,10 +277,10 @@ def attack_inputs(
     return np.concatenate(parts) if parts else x.copy()
 
 
-def success_rate(model: Model, x: np.ndarray, x_adv: np.ndarray, y: np.ndarray) -> float:
+def success_rate(model: Model, x: np.ndarray, x_adv: np.ndarray, y: np.ndarray, backend: str = "auto") -> float:
     """Fraction of originally correct inputs whose adversarial version is misclassified."""
-    correct = model.predict(model.probabilities(x)) == y
+    correct = model.predict(model_probabilities(model, x, backend)) == y
     if not correct.any():
         return 0.0
-    flipped = model.predict(model.probabilities(x_adv[correct])) != y[correct]
+    flipped = model.predict(model_probabilities(model, x_adv[correct], backend)) != y[correct]
     return float(np.mean(flipped))

@@ -8,8 +8,9 @@ from qmltest import budget as budget_mod
 from qmltest import intervals, targets
 from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.simulate import backend as backend_mod
-from qmltest.simulate import device, engine
+from qmltest.simulate import device, engine, program
+from qmltest.simulate.backends import REGISTRY
+from qmltest.simulate.runner import model_probabilities
 
 
 def label_indices(model: Model, labels: np.ndarray) -> np.ndarray:
@@ -42,7 +43,7 @@ def evaluate(
             raise InputError(f"{noise.name} gives shots, not exact probabilities: drop --exact")
         pred, spent = _on_device(model, x, noise.device, shots, budget, seed)
     elif budget is not None:
-        probs = model.probabilities(x, backend, noise=noise, where=where)
+        probs = model_probabilities(model, x, backend, noise=noise, where=where)
         rng = np.random.default_rng(seed)
         g = model.measurement_bases
         outcome = budget_mod.predict(
@@ -50,7 +51,7 @@ def evaluate(
         )
         pred, spent = outcome.predictions, outcome.to_dict(budget, budget_mod.ALPHA)
     else:
-        probs = model.probabilities(x, backend, noise=noise, where=where)
+        probs = model_probabilities(model, x, backend, noise=noise, where=where)
         if shots is None:
             pred = model.predict(probs)
         else:
@@ -73,7 +74,9 @@ def evaluate(
         "exact": shots is None and budget is None,
         **({"sequential": spent} if spent else {}),
         "seed": seed,
-        "backend": "ibm" if isinstance(noise, targets.Hardware) else backend_mod.for_job(backend, model.job()),
+        "backend": "ibm"
+        if isinstance(noise, targets.Hardware)
+        else REGISTRY.for_job(backend, program.of_model(model)).name,
         "model_sha256": model.sha256,
         "noise": None
         if noise is None or isinstance(noise, targets.Hardware)

@@ -14,6 +14,7 @@ from functools import cached_property
 from qiskit.circuit import ClassicalRegister, Instruction, Parameter, ParameterExpression, QuantumCircuit
 
 from qmltest.errors import InputError
+from qmltest.memo import Memo, memo_field
 
 LAYER_KINDS = ("feature_map", "ansatz")
 CATEGORY = {True: "rotation", False: "entangling"}
@@ -43,6 +44,8 @@ class Gate:
     params: tuple[Param, ...]
     operation: Instruction
     span: Span | None = None
+    memo: Memo = memo_field()
+    """What is derived from this gate (its compiled op): `statevector.compile_gates`."""
 
     @property
     def category(self) -> str:
@@ -78,6 +81,8 @@ class ModelIR:
     """(base IR, {flat index: new gate}) when `mutation.edit.replaced` made this IR with every new
     gate on its old qubits (so the same time slots): canonical forms patch the base's instead of
     rescanning. Not copied by `replace`, not pickled."""
+    memo: Memo = memo_field()
+    """What the mutation room derives from this IR (flat rows, ansatz units, delta indices)."""
 
     @cached_property
     def gates(self) -> tuple[Gate, ...]:

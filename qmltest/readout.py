@@ -262,3 +262,21 @@ def predict(probs: np.ndarray, mapping: list[int] | np.ndarray, num_classes: int
 def expectation_values(probs: np.ndarray, observables: list[str], measured: list[int]) -> np.ndarray:
     """<O_j> per row from probabilities over the measured register (in the measured basis)."""
     return probs @ (2 * observable_columns(observables, measured) - 1)
+
+
+def state_index_map(measured: list[int], n: int) -> np.ndarray:
+    """For every full basis index j, the index of its measured-register state."""
+    j = np.arange(2**n)
+    out = np.zeros(2**n, dtype=int)  # an array even for an empty register (every state -> outcome 0)
+    for i, q in enumerate(measured):
+        out |= ((j >> q) & 1) << i
+    return out
+
+
+def marginalize(full: np.ndarray, measured: list[int], n: int) -> np.ndarray:
+    """Probabilities over `measured` from probabilities over all n qubits (N, 2^n)."""
+    out = np.zeros((full.shape[0], 2 ** len(measured)))
+    idx = state_index_map(measured, n)
+    for s in range(out.shape[1]):
+        out[:, s] = full[:, idx == s].sum(axis=1)
+    return out

@@ -12,6 +12,7 @@ from qmltest import readout
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
+from qmltest.simulate.runner import model_probabilities
 
 KINDS = ("ori", "hconf", "lconf", "small", "skewed")
 DERIVED = ("ood", "aug", "adv")
@@ -25,13 +26,14 @@ def build(
     per_class: int,
     seed: int,
     probs: np.ndarray | None = None,
+    backend: str = "auto",
 ) -> np.ndarray:
     """Indices into x of the suite (sorted), chosen among inputs the model classifies correctly;
     `probs`, if given, are the model's probabilities of x (computed here otherwise)."""
     if kind not in KINDS:
         raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(KINDS)})")
     y = label_indices(model, labels)
-    probs = model.probabilities(x) if probs is None else probs
+    probs = model_probabilities(model, x, backend) if probs is None else probs
     cprobs = readout.class_probabilities(probs, model.readout_matrix, model.num_classes)
     correct = np.argmax(cprobs, axis=1) == y
     confidence = cprobs[np.arange(len(y)), y]
@@ -56,10 +58,12 @@ def build(
     return np.sort(np.concatenate(chosen))
 
 
-def confidence(model: Model, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def confidence(model: Model, x: np.ndarray, labels: np.ndarray, backend: str = "auto") -> np.ndarray:
     """Class probability of each input's true class (exact)."""
     y = label_indices(model, labels)
-    cprobs = readout.class_probabilities(model.probabilities(x), model.readout_matrix, model.num_classes)
+    cprobs = readout.class_probabilities(
+        model_probabilities(model, x, backend), model.readout_matrix, model.num_classes
+    )
     return cprobs[np.arange(len(y)), y]
 
 
@@ -110,6 +114,7 @@ def derive(
     others: np.ndarray | None = None,
     image_shape: tuple[int, int] | None = None,
     epsilon: float = 64 / 255,
+    backend: str = "auto",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """A suite of any kind (QuanForge Sec. 4.3.1) as (inputs, labels, source index into x or -1,
     parameters). `x` holds inputs of the model's classes, `others` those of unseen classes (OOD).
@@ -123,14 +128,14 @@ def derive(
         raise InputError(f"unknown suite kind '{kind}' (choose from {', '.join(KINDS + DERIVED)})")
     rng = np.random.default_rng(seed)
     low, high = bounds
-    probs = model.probabilities(x)  # once: every build and the Aug pool size read it
-    chosen = build(model, x, labels, kind if kind in KINDS else "ori", per_class, seed, probs)
+    probs = model_probabilities(model, x, backend)  # once: every build and the Aug pool size read it
+    chosen = build(model, x, labels, kind if kind in KINDS else "ori", per_class, seed, probs, backend=backend)
     sx, sy, source = x[chosen], labels[chosen], chosen.copy()
     params: dict = {"per_class": per_class}
     if kind == "aug":
         pool = build(model, x, labels, "ori", min(per_class * 2, _largest_pool(model, probs, labels)), seed + 1, probs)
         aug = augment(x[pool], image_shape, low, high, rng)
-        ok = model.predict(model.probabilities(aug)) == label_indices(model, labels[pool])
+        ok = model.predict(model_probabilities(model, aug, backend)) == label_indices(model, labels[pool])
         keep = _first_per_class(labels[pool][ok], per_class)
         return aug[ok][keep], labels[pool][ok][keep], np.full(len(keep), -1), params
     if kind in ("ood", "adv"):
@@ -142,12 +147,14 @@ def derive(
                     f"an OOD suite needs {len(half)} inputs of classes the model does not classify; the data has {have}"
                 )
             new_x = others[rng.choice(len(others), size=len(half), replace=False)]
-            new_y = np.array(model.classes)[model.predict(model.probabilities(new_x))]  # labelled by the model
+            new_y = np.array(model.classes)[
+                model.predict(model_probabilities(model, new_x, backend))
+            ]  # labelled by the model
             params["ood_labels"] = "model prediction"
         else:
             y_idx = label_indices(model, sy[half])
-            adv = attacks.attack(model, sx[half], y_idx, "fgsm", epsilon, low, high, rng)
-            failed = model.predict(model.probabilities(adv)) == y_idx  # QuanForge: the attack failed
+            adv = attacks.attack(model, sx[half], y_idx, "fgsm", epsilon, low, high, rng, backend=backend)
+            failed = model.predict(model_probabilities(model, adv, backend)) == y_idx  # QuanForge: the attack failed
             half = half[failed]
             new_x, new_y = adv[failed], sy[half]
             params.update(epsilon=epsilon, attack="fgsm", replaced=int(len(half)))

@@ -18,6 +18,7 @@ from qiskit.quantum_info import Statevector
 from qmltest import artifact
 from qmltest import ir as irmod
 from qmltest.errors import InputError
+from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo.architectures import ARCHS
 from qmltest.zoo.registry import MODELS_DIR
 
@@ -135,7 +136,7 @@ def test_third_party_vqc_file_loads_and_evaluates(tmp_path) -> None:
     assert model.manifest["feature_names"] == ["_x_0_", "_x_1_", "_x_2_", "_x_3_"]
     assert any("parity" in note for note in model.inferred)
     feats = np.random.default_rng(0).uniform(0, 1, (5, 4))
-    probs = model.probabilities(feats)
+    probs = model_probabilities(model, feats)
     ref = []
     for row in feats:
         sv = Statevector(qc.remove_final_measurements(inplace=False).assign_parameters(dict(zip(x, row))))
@@ -146,9 +147,9 @@ def test_third_party_vqc_file_loads_and_evaluates(tmp_path) -> None:
 
 def test_wrong_feature_count_and_nan(zzfm_model) -> None:
     with pytest.raises(InputError, match="feature count"):
-        zzfm_model.probabilities(np.zeros((2, 5)))
+        model_probabilities(zzfm_model, np.zeros((2, 5)))
     with pytest.raises(InputError, match="NaN"):
-        zzfm_model.probabilities(np.array([[0.1, np.nan, 0.2, 0.3]]))
+        model_probabilities(zzfm_model, np.array([[0.1, np.nan, 0.2, 0.3]]))
 
 
 def test_save_is_atomic_and_leaves_no_temp_files(qcl_model, tmp_path) -> None:

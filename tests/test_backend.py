@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from qmltest import artifact
 from qmltest.errors import InputError
 from qmltest.mutation.evaluate import Evaluator
-from qmltest.simulate import backend
+from qmltest.simulate import backend, program
 
 runner = CliRunner()
 
@@ -76,7 +76,7 @@ def _random_inputs(model: artifact.Model, k: int, seed: int) -> np.ndarray:
     if model.amplitude:
         z = rng.normal(size=(k, 2**model.ir.num_qubits)) + 1j * rng.normal(size=(k, 2**model.ir.num_qubits))
         return z / np.linalg.norm(z, axis=1, keepdims=True)
-    return rng.uniform(-np.pi, np.pi, size=(k, len(model.job().inputs)))
+    return rng.uniform(-np.pi, np.pi, size=(k, len(program.of_model(model).inputs)))
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -85,7 +85,7 @@ def test_array_kernel_on_numpy_equals_aer_on_every_shipped_model(name) -> None:
     from qmltest.simulate import arraykernel, engine
 
     model = artifact.load(ROOT_MODELS / name)
-    job = model.job()
+    job = program.of_model(model)
     encoded = _random_inputs(model, 6, 1)
     ours = engine._device_probabilities(job, encoded, name="numpy")
     ref = engine.probabilities(job, encoded, backend="aer")
@@ -113,7 +113,7 @@ def test_gpu_backend_without_cupy_is_one_line() -> None:
 
     model = artifact.load(ROOT_MODELS / "qcl-mnist01")
     with pytest.raises(InputError, match=r"--backend gpu needs CuPy"):
-        engine.probabilities(model.job(), np.zeros((2, len(model.job().inputs))), backend="gpu")
+        engine.probabilities(program.of_model(model), np.zeros((2, len(program.of_model(model).inputs))), backend="gpu")
 
 
 def test_gpu_equals_aer() -> None:
@@ -126,9 +126,9 @@ def test_gpu_equals_aer() -> None:
 
     for name in ("qcl-mnist01", "zzfm-su2-wine", "qcnn-mnist_0vr"):
         model = artifact.load(ROOT_MODELS / name)
-        x = np.random.default_rng(2).uniform(-np.pi, np.pi, size=(50, len(model.job().inputs)))
-        gpu = engine.probabilities(model.job(), x, backend="gpu")
-        assert np.max(np.abs(gpu - engine.probabilities(model.job(), x, backend="aer"))) < 1e-9
+        x = np.random.default_rng(2).uniform(-np.pi, np.pi, size=(50, len(program.of_model(model).inputs)))
+        gpu = engine.probabilities(program.of_model(model), x, backend="gpu")
+        assert np.max(np.abs(gpu - engine.probabilities(program.of_model(model), x, backend="aer"))) < 1e-9
 
 
 @pytest.mark.parametrize(
@@ -168,8 +168,8 @@ def test_mutants_x_inputs_kernel_equals_one_by_one_and_aer() -> None:
     x, _ = datasets.select("mnist:test", "test", model.classes, 6, 0)
     enc = model.encode(x)
     made, _ = sites.generate(model, registry.operators("qml", None), "directed")
-    jobs = [model.job()] + [
-        g.model.job()
+    jobs = [program.of_model(model)] + [
+        program.of_model(g.model)
         for g in made
         if g.model is not None and g.model.manifest["preprocessing"] == model.manifest["preprocessing"]
     ]
@@ -192,10 +192,10 @@ def test_gpu_dispatch_on_numpy_equals_aer_noise_free_and_under_trivial_noise(mon
     for name in ("qcl-mnist01", "zzfm-su2-wine"):
         model = artifact.load(ROOT_MODELS / name)
         x = _random_inputs(model, 7, 3)
-        ref = engine.probabilities(model.job(), x, backend="aer")
-        assert np.max(np.abs(engine.probabilities(model.job(), x, backend="gpu") - ref)) < 1e-9
+        ref = engine.probabilities(program.of_model(model), x, backend="aer")
+        assert np.max(np.abs(engine.probabilities(program.of_model(model), x, backend="gpu") - ref)) < 1e-9
         zero = load(root / "configs/noise/zero.toml")  # all channels at zero: the noise-free path
-        assert np.max(np.abs(engine.probabilities(model.job(), x, backend="gpu", noise=zero) - ref)) < 1e-9
+        assert np.max(np.abs(engine.probabilities(program.of_model(model), x, backend="gpu", noise=zero) - ref)) < 1e-9
 
 
 NOISE = sorted(p.stem for p in (ROOT_MODELS.parents[1] / "configs/noise").glob("*.toml") if p.stem != "zero")
@@ -214,8 +214,8 @@ def test_array_density_kernel_equals_aer_under_every_noise_config(monkeypatch, n
     model = artifact.load(ROOT_MODELS / name)
     cfg = load(ROOT_MODELS.parents[1] / "configs/noise" / f"{config}.toml")
     x = _random_inputs(model, 2, 4)
-    ours = engine.probabilities(model.job(), x, "gpu", cfg)
-    ref = engine.probabilities(model.job(), x, "aer", cfg)
+    ours = engine.probabilities(program.of_model(model), x, "gpu", cfg)
+    ref = engine.probabilities(program.of_model(model), x, "aer", cfg)
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ours.sum(axis=1), 1.0, atol=1e-9)
 
@@ -228,7 +228,7 @@ def test_gpu_refuses_noise_it_cannot_run_in_one_line(monkeypatch) -> None:
     model = artifact.load(ROOT_MODELS / "zfm-ra-iris")
     fake = from_dict({"backend": {"fake": "FakeManilaV2"}})
     with pytest.raises(InputError, match=r"gpu backend runs a config's noise channels .* fake device"):
-        engine.probabilities(model.job(), np.zeros((1, len(model.job().inputs))), "gpu", fake)
+        engine.probabilities(program.of_model(model), np.zeros((1, len(program.of_model(model).inputs))), "gpu", fake)
 
 
 def test_mutate_on_gpu_batches_mutants_x_inputs_with_numpy_s_verdicts(iris_model, tmp_path, monkeypatch) -> None:
@@ -286,6 +286,6 @@ def test_prefetch_keeps_one_batch_within_its_budget(monkeypatch) -> None:
         len(ev._batched) == 2
         and np.max(np.abs(p - Evaluator(model, 5, None, 0, backend="numpy").probs(mutants[4], data))) < 1e-12
     )
-    one = 8 * len(x) * 2 ** len(model.job().measured)  # one mutant's probabilities
+    one = 8 * len(x) * 2 ** len(program.of_model(model).measured)  # one mutant's probabilities
     monkeypatch.setattr(Evaluator, "PREFETCH_BYTES", one)
     assert ev.prefetch([(mutants, data)]) == 0 and not ev._batched

@@ -16,6 +16,7 @@ from qmltest import artifact, budget, readout
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.simulate import engine
+from qmltest.simulate.runner import model_probabilities
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 runner = CliRunner()
@@ -29,7 +30,7 @@ def _draws(probs: np.ndarray, seed: int):
 def test_decided_predictions_are_the_exact_ones_and_the_budget_holds() -> None:
     model = artifact.load(MODELS / "zfm-ra-iris")
     x, _ = datasets.select("iris", "all", model.classes, None, 0)
-    probs = model.probabilities(x)
+    probs = model_probabilities(model, x)
     exact = model.predict(probs)
     for seed, cap in [(0, 10**6), (1, 10**6), (2, 4000)]:
         out = budget.predict(_draws(probs, seed), len(x), model.readout_matrix, cap)
@@ -98,7 +99,7 @@ def test_ibm_fake_device_runs_the_runtime_code_in_local_testing_mode(monkeypatch
     out = b.predict(
         lambda i, per: runtime.counts(m, enc[i], "fake_manila", per, next(seeds)), len(x), m.readout_matrix, 60000
     )
-    noisy = m.predict(m.probabilities(x, noise=targets.parse("fake:FakeManilaV2")))
+    noisy = m.predict(model_probabilities(m, x, noise=targets.parse("fake:FakeManilaV2")))
     assert out.decided.sum() == seq["decided"]
     assert np.array_equal(out.predictions[out.decided], noisy[out.decided])
     # the same target with fixed shots; every other command refuses a real device in one line

@@ -10,6 +10,7 @@ from qmltest_cli.main import app
 from typer.testing import CliRunner
 
 from qmltest import artifact
+from qmltest.simulate.runner import model_probabilities
 
 runner = CliRunner()
 
@@ -42,7 +43,7 @@ def test_evaluate_exact_matches_library_and_shots_are_seeded(iris_model, tmp_pat
     from qmltest.data import datasets
 
     x, y = datasets.select("iris", "test", [0, 1, 2])
-    acc = float(np.mean(model.predict(model.probabilities(x)) == y))
+    acc = float(np.mean(model.predict(model_probabilities(model, x)) == y))
     assert report["accuracy"] == pytest.approx(acc)
     assert report["samples"] == 30
 

@@ -8,6 +8,7 @@ import pytest
 
 from qmltest import artifact
 from qmltest.mutation import delta, registry, sites
+from qmltest.simulate import program
 
 
 @pytest.mark.parametrize("name", ["qcl-mnist01", "zzfm-su2-iris", "hqnn-mnist01"])
@@ -48,12 +49,12 @@ def test_a_worker_mutant_shares_the_originals_compiled_ops() -> None:
     come from one per-gate cache: unchanged gates give the same op objects (identity matching in
     the engine's prefix/suffix reuse), changed ones do not."""
     original = artifact.load("data/models/qcl-mnist01")
-    original.job()  # compiled in the client before it is scattered, as in a run
+    program.of_model(original)  # compiled in the client before it is scattered, as in a run
     made, _ = sites.generate(original, [op for op in registry.operators("qml", None) if op.name == "APGC"], "directed")
     remote = pickle.loads(pickle.dumps(original))
     for g in made[:20]:
         mutant = delta.apply(remote, pickle.loads(pickle.dumps(delta.delta_of(original, g.model))))
-        same = [a is b for a, b in zip(remote.job().ops, mutant.job().ops)]
+        same = [a is b for a, b in zip(program.of_model(remote).ops, program.of_model(mutant).ops)]
         kept = [a is b for a, b in zip(original.ir.gates, g.model.ir.gates)]
         assert same[: len(kept)] == kept and kept.count(False) == 1
 

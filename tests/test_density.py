@@ -14,7 +14,7 @@ from qiskit.circuit import Parameter
 from qmltest import artifact
 from qmltest.data import datasets
 from qmltest.noise.config import from_dict, load
-from qmltest.simulate import density, engine, noisy
+from qmltest.simulate import density, engine, noisy, program
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p.stem for p in (ROOT / "configs/noise").glob("*.toml") if p.stem != "zero")
@@ -33,9 +33,9 @@ def _inputs(name: str, dataset: str, k: int) -> tuple[artifact.Model, np.ndarray
 def test_numpy_density_matrix_equals_aer(name: str, dataset: str, config: str) -> None:
     model, enc = _inputs(name, dataset, 2)
     cfg = load(ROOT / "configs/noise" / f"{config}.toml")
-    assert noisy.numpy_applies(model.job().circuit, cfg)
-    fast = engine.probabilities(model.job(), enc, "numpy", cfg)
-    ref = engine.probabilities(model.job(), enc, "aer", cfg)
+    assert noisy.numpy_applies(program.of_model(model).circuit, cfg)
+    fast = engine.probabilities(program.of_model(model), enc, "numpy", cfg)
+    ref = engine.probabilities(program.of_model(model), enc, "aer", cfg)
     np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-9)
     np.testing.assert_allclose(fast.sum(axis=1), 1.0, atol=1e-9)
 
@@ -43,8 +43,8 @@ def test_numpy_density_matrix_equals_aer(name: str, dataset: str, config: str) -
 def test_qcl_under_depolarizing_equals_aer() -> None:
     model, enc = _inputs("qcl-mnist01", "mnist", 2)
     cfg = load(ROOT / "configs/noise/depolarizing-1pct.toml")
-    fast = engine.probabilities(model.job(), enc, "numpy", cfg)
-    np.testing.assert_allclose(fast, engine.probabilities(model.job(), enc, "aer", cfg), rtol=0, atol=1e-9)
+    fast = engine.probabilities(program.of_model(model), enc, "numpy", cfg)
+    np.testing.assert_allclose(fast, engine.probabilities(program.of_model(model), enc, "aer", cfg), rtol=0, atol=1e-9)
 
 
 def _mid_circuit() -> engine.Circuit:
@@ -89,9 +89,9 @@ def test_heisenberg_suffix_equals_forward_simulation() -> None:
     cfg = load(ROOT / "configs/noise/thermal.toml")
     from qmltest.noise import build
 
-    qc = model.job().circuit
+    qc = program.of_model(model).circuit
     errors = build.gate_errors(cfg, qc)
-    measured, inputs = list(model.job().measured), list(model.job().inputs)
+    measured, inputs = list(program.of_model(model).measured), list(program.of_model(model).inputs)
     steps = density.fuse(density.compile_noisy(qc, errors))
     cut = density.split(steps)
     assert 0 < cut < len(steps)
@@ -111,8 +111,8 @@ def test_heisenberg_suffix_equals_forward_simulation() -> None:
 def test_aer_runs_what_the_numpy_engine_would_not_speed_up() -> None:
     drnn = artifact.load(ROOT / "data/models/drnn-mnist01")
     cfg = load(ROOT / "configs/noise/depolarizing-1pct.toml")
-    assert noisy.data_prefix(drnn.job().circuit) > noisy.PREFIX_LIMIT
-    assert not noisy.numpy_applies(drnn.job().circuit, cfg)
+    assert noisy.data_prefix(program.of_model(drnn).circuit) > noisy.PREFIX_LIMIT
+    assert not noisy.numpy_applies(program.of_model(drnn).circuit, cfg)
     assert not noisy.numpy_applies(QuantumCircuit(2), from_dict({"backend": {"fake": "FakeManilaV2"}}))
 
 
@@ -124,14 +124,14 @@ def test_prepared_circuits_are_reused_across_data_sets_bit_for_bit(monkeypatch) 
     cfg = load(ROOT / "configs/noise/hardware-like.toml")
     reps = int(cfg.get("drift", "repetitions", 1))
     assert reps > 1  # drift: one prepared circuit per repetition
-    job = model.job()
+    job = program.of_model(model)
     calls = []
     real = density.prepare
     monkeypatch.setattr(density, "prepare", lambda *a: calls.append(1) or real(*a))
     noisy._PREPARED.clear()
     first = engine.probabilities(job, enc[:6], "numpy", cfg)
     second = engine.probabilities(job, enc[6:], "numpy", cfg)
-    rebuilt = artifact.load(ROOT / "data/models/zfm-ra-iris").job()  # same content, new objects
+    rebuilt = program.of_model(artifact.load(ROOT / "data/models/zfm-ra-iris"))  # same content, new objects
     third = engine.probabilities(rebuilt, enc[:6], "numpy", cfg)
     assert len(calls) == 2 * reps  # the rebuilt model's Parameters are new objects: one miss
     noisy._PREPARED.clear()

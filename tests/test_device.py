@@ -11,6 +11,8 @@ import pytest
 
 from qmltest import artifact, targets
 from qmltest.errors import InputError
+from qmltest.simulate import program
+from qmltest.simulate.runner import model_probabilities
 
 pytest.importorskip("qiskit_ibm_runtime")
 
@@ -19,7 +21,7 @@ DEVICES = ["FakeManilaV2", "FakeGuadalupeV2"]  # 5 and 16 qubits
 
 
 def _bound(model, t, row) -> object:
-    values = {p.name: v for p, v in zip(model.job().inputs, row)}
+    values = {p.name: v for p, v in zip(program.of_model(model).inputs, row)}
     return t.circuit.assign_parameters({p: values[p.name] for p in t.circuit.parameters})
 
 
@@ -33,11 +35,11 @@ def test_the_final_layout_carries_the_readout(name) -> None:
     from qmltest.simulate import device
 
     model = artifact.load(MODELS / "zzfm-su2-iris")
-    job = model.job()
+    job = program.of_model(model)
     t = device.transpiled(job.circuit, list(job.measured), name, seed=0)
     assert sorted(t.measured) != sorted(job.measured) or list(t.layout) != list(range(job.num_qubits))
     x = model.encode(np.random.default_rng(1).uniform(0, 1, (5, 4)))
-    ideal = model.probabilities(np.random.default_rng(1).uniform(0, 1, (5, 4)))
+    ideal = model_probabilities(model, np.random.default_rng(1).uniform(0, 1, (5, 4)))
     right = np.array([Statevector(_bound(model, t, row)).probabilities(list(t.measured)) for row in x])
     wrong = np.array([Statevector(_bound(model, t, row)).probabilities(list(job.measured)) for row in x])
     assert np.max(np.abs(right - ideal)) < 1e-9
@@ -55,8 +57,8 @@ def test_fake_target_equals_aer_from_backend_within_shot_noise(name) -> None:
 
     model = artifact.load(MODELS / "zzfm-su2-iris")
     raw = np.random.default_rng(2).uniform(0, 1, (3, 4))
-    ours = model.probabilities(raw, noise=targets.parse(f"fake:{name}"))
-    job = model.job()
+    ours = model_probabilities(model, raw, noise=targets.parse(f"fake:{name}"))
+    job = program.of_model(model)
     t = device.transpiled(job.circuit, list(job.measured), name, seed=0)
     shots = 20_000
     for row, p in zip(model.encode(raw), ours):
@@ -79,7 +81,7 @@ def test_devices_refuse_what_they_cannot_run() -> None:
     wide = artifact.load(MODELS / "qcl-mnist01")
     with pytest.raises(InputError, match="unknown fake backend 'FakeNope'"):
         device.backend("FakeNope")
-    job = wide.job()
+    job = program.of_model(wide)
     if job.num_qubits > 5:
         with pytest.raises(InputError, match="qubits but FakeManilaV2 has 5"):
             device.transpiled(job.circuit, list(job.measured), "FakeManilaV2", 0)
@@ -215,8 +217,8 @@ def test_the_active_qubits_alone_give_the_whole_devices_probabilities(name) -> N
 
     model = artifact.load(MODELS / "zzfm-su2-iris")
     raw = np.random.default_rng(3).uniform(0, 1, (4, 4))
-    ours = model.probabilities(raw, noise=targets.parse(f"fake:{name}"))
-    job = model.job()
+    ours = model_probabilities(model, raw, noise=targets.parse(f"fake:{name}"))
+    job = program.of_model(model)
     t = device.transpiled(job.circuit, list(job.measured), name, seed=0)
     own = {p.name: p for p in t.circuit.parameters}
     bound = [own.get(p.name, p) for p in job.inputs]

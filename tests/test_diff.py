@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from qmltest import artifact, diff
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.simulate.runner import model_probabilities
 
 runner = CliRunner()
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
@@ -28,7 +29,7 @@ def _inputs(model):
 def test_a_model_against_itself_disagrees_nowhere_even_under_shots() -> None:
     model = artifact.load(MODELS / "zzfm-su2-iris")
     x, y = _inputs(model)
-    p = model.probabilities(x)
+    p = model_probabilities(model, x)
     exact = diff.compare(p, p, model, model, y)
     assert exact["disagree"] == 0 and exact["tvd_max"] == 0.0
     shots = diff.compare(p, p, model, model, y, shots=1000, repeats=200, seed=3)
@@ -38,7 +39,7 @@ def test_a_model_against_itself_disagrees_nowhere_even_under_shots() -> None:
 def test_two_models_disagree_where_their_predictions_differ() -> None:
     a, b = artifact.load(MODELS / "zzfm-su2-iris"), artifact.load(MODELS / "zfm-ra-iris")
     x, y = _inputs(a)
-    pa, pb = a.probabilities(x), b.probabilities(x)
+    pa, pb = model_probabilities(a, x), model_probabilities(b, x)
     r = diff.compare(pa, pb, a, b, y)
     expected = np.flatnonzero(a.predict(pa) != b.predict(pb))
     assert [d["index"] for d in r["inputs_that_disagree"]] == expected.tolist() and len(expected) > 0

@@ -17,6 +17,7 @@ from qmltest.fuzz import png
 from qmltest.fuzz.loop import fuzz
 from qmltest.fuzz.mutators import ImageMutator, Seed, TabularMutator
 from qmltest.fuzz.run import campaign
+from qmltest.simulate.runner import model_probabilities
 
 
 def test_image_mutants_are_valid_against_their_reference() -> None:
@@ -69,9 +70,9 @@ def _setup(iris_model):
     model = artifact.load(iris_model)
     x, y = datasets.select("iris", "test", model.classes)
     yi = label_indices(model, y)
-    keep = model.predict(model.probabilities(x)) == yi
+    keep = model.predict(model_probabilities(model, x)) == yi
     xt, _ = datasets.select("iris", "train", model.classes)
-    prof = build(model.probabilities(xt, register="all"), model.sha256)
+    prof = build(model_probabilities(model, xt, register="all"), model.sha256)
     return model, x[keep], yi[keep], Bounds(*bounds(prof))
 
 
@@ -84,7 +85,9 @@ def test_loop_stops_on_budget_and_rechecks_failures(iris_model) -> None:
         assert out.iterations <= 150
         assert out.stop in ("budget", "queue empty")
         preds = (
-            model.predict(model.probabilities(np.array([s.x for s, _ in out.failures]), "aer")) if out.failures else []
+            model.predict(model_probabilities(model, np.array([s.x for s, _ in out.failures]), "aer"))
+            if out.failures
+            else []
         )
         assert all(p != s.label for p, (s, _) in zip(preds, out.failures))
         assert len(out.coverage_trace) == out.iterations

@@ -24,6 +24,7 @@ from qmltest import artifact, readout
 from qmltest.errors import InputError
 from qmltest.interop import from_qiskit_ml
 from qmltest.simulate import engine
+from qmltest.simulate.runner import model_probabilities
 
 
 def _iris(n: int = 30):
@@ -58,10 +59,12 @@ def test_vqc_output_shape_3_is_modulo_3(iris_scaled, tmp_path):
     assert model.readout_map == [s % 3 for s in range(16)]
     assert model.classes == [0, 1, 2]
     ref = vqc.neural_network.forward(scaler.transform(x), vqc.weights)
-    ours = readout.class_probabilities(model.probabilities(x), model.readout_matrix, 3)  # raw x: scaler in manifest
+    ours = readout.class_probabilities(
+        model_probabilities(model, x), model.readout_matrix, 3
+    )  # raw x: scaler in manifest
     assert np.max(np.abs(ours - ref)) < 1e-9
     assert np.array_equal(
-        np.array(model.classes)[model.predict(model.probabilities(x))], vqc.predict(scaler.transform(x))
+        np.array(model.classes)[model.predict(model_probabilities(model, x))], vqc.predict(scaler.transform(x))
     )
     table = [(r["kind"], r["start"], r["stop"]) for r in model.manifest["layers"]]
     assert table == [("feature_map", 0, 52), ("ansatz", 52, 70)]
@@ -79,7 +82,7 @@ def test_vqc_default_interpret_is_mirrored_with_a_warning(iris_scaled, tmp_path)
     vqc.fit(scaler.transform(x), y)
     model = from_qiskit_ml(vqc, preprocessing=scaler)
     ref = vqc.neural_network.forward(scaler.transform(x), vqc.weights)
-    ours = readout.class_probabilities(model.probabilities(x), model.readout_matrix, 3)
+    ours = readout.class_probabilities(model_probabilities(model, x), model.readout_matrix, 3)
     assert np.max(np.abs(ours - ref)) < 1e-9
     assert model.readout_map == [s % 2 for s in range(16)]
     assert any("never predicts class(es) [2]" in w for w in model.manifest["import"]["warnings"])
@@ -109,10 +112,10 @@ def test_sampler_qnn_with_interpret(tmp_path):
     assert model.classes == ["setosa", "versicolor", "virginica"]
     assert model.readout_map == [interpret(s) for s in range(8)]
     ref = qnn.forward(pipe.transform(x), clf.weights)
-    ours = readout.class_probabilities(model.probabilities(x), model.readout_matrix, 3)
+    ours = readout.class_probabilities(model_probabilities(model, x), model.readout_matrix, 3)
     assert np.max(np.abs(ours - ref)) < 1e-9
     assert np.array_equal(
-        np.array(model.classes)[model.predict(model.probabilities(x))], clf.predict(pipe.transform(x))
+        np.array(model.classes)[model.predict(model_probabilities(model, x))], clf.predict(pipe.transform(x))
     )
 
 
@@ -140,13 +143,13 @@ def test_estimator_qnn_one_observable_sign(breast_cancer, tmp_path):
     assert model.manifest["readout"]["kind"] == "expectation" and model.classes == [-1, 1]
     assert model.ir.measured == (1, 3)  # the support of XIZI; X on qubit 3 measured after an engine H
     ref = qnn.forward(pipe.transform(x), clf.weights)
-    ev = readout.expectation_values(model.probabilities(x), ["XIZI"], [1, 3])
+    ev = readout.expectation_values(model_probabilities(model, x), ["XIZI"], [1, 3])
     assert np.max(np.abs(ev - ref)) < 1e-9
-    ours = np.array(model.classes)[model.predict(model.probabilities(x))]
+    ours = np.array(model.classes)[model.predict(model_probabilities(model, x))]
     assert np.array_equal(ours, clf.predict(pipe.transform(x)).ravel().astype(int))
     # Aer, the reference, agrees through the same engine-appended basis change
-    aer = model.probabilities(x, backend="aer")
-    assert np.max(np.abs(aer - model.probabilities(x))) < 1e-9
+    aer = model_probabilities(model, x, backend="aer")
+    assert np.max(np.abs(aer - model_probabilities(model, x))) < 1e-9
 
 
 def test_estimator_qnn_two_observables_argmax(breast_cancer, tmp_path):
@@ -165,11 +168,11 @@ def test_estimator_qnn_two_observables_argmax(breast_cancer, tmp_path):
     model = _roundtrip(from_qiskit_ml(clf, preprocessing=pipe), tmp_path)
     assert model.classes == [0, 1]
     ref = qnn.forward(pipe.transform(x), clf.weights)
-    ev = readout.expectation_values(model.probabilities(x), ["IIZZ", "ZZII"], [0, 1, 2, 3])
+    ev = readout.expectation_values(model_probabilities(model, x), ["IIZZ", "ZZII"], [0, 1, 2, 3])
     assert np.max(np.abs(ev - ref)) < 1e-9
-    assert np.array_equal(model.predict(model.probabilities(x)), np.argmax(ref, axis=1))
+    assert np.array_equal(model.predict(model_probabilities(model, x)), np.argmax(ref, axis=1))
     assert np.array_equal(
-        np.array(model.classes)[model.predict(model.probabilities(x))], clf.predict(pipe.transform(x))
+        np.array(model.classes)[model.predict(model_probabilities(model, x))], clf.predict(pipe.transform(x))
     )
 
 
@@ -194,9 +197,13 @@ def test_weighted_sum_observable_matches_the_library(labels, coeffs):
     assert model.manifest["readout"]["observables"] == [written]
     x = np.random.default_rng(4).uniform(-np.pi, np.pi, (40, 4))
     ref = qnn.forward(x, w).ravel()
-    ev = readout.expectation_values(model.probabilities(x), model.manifest["readout"]["observables"], model.ir.measured)
+    ev = readout.expectation_values(
+        model_probabilities(model, x), model.manifest["readout"]["observables"], model.ir.measured
+    )
     assert np.max(np.abs(ev.ravel() - ref)) < 1e-9
-    assert np.array_equal(np.array(model.classes)[model.predict(model.probabilities(x))], np.where(ref > 0, 1, -1))
+    assert np.array_equal(
+        np.array(model.classes)[model.predict(model_probabilities(model, x))], np.where(ref > 0, 1, -1)
+    )
 
 
 @pytest.mark.parametrize(
@@ -223,7 +230,7 @@ def test_observables_in_several_bases_match_the_library_exactly_and_under_shots(
     x = np.random.default_rng(4).uniform(-np.pi, np.pi, (40, n))
     ref = qnn.forward(x, w).ravel()
     for backend in ("numpy", "aer"):
-        probs = model.probabilities(x, backend=backend)
+        probs = model_probabilities(model, x, backend=backend)
         assert probs.shape == (40, bases * 2 ** len(measured))
         assert np.max(np.abs(readout.expectation_values(probs, obs, measured).ravel() - ref)) < 1e-9
     assert np.array_equal(np.array(model.classes)[model.predict(probs)], np.where(ref > 0, 1, -1))

@@ -11,6 +11,7 @@ from qiskit_machine_learning.neural_networks import EstimatorQNN, SamplerQNN
 
 from qmltest import artifact, readout
 from qmltest.errors import InputError
+from qmltest.simulate.runner import model_probabilities
 
 
 def _qnn(observables) -> EstimatorQNN:
@@ -68,7 +69,7 @@ def test_linear_tanh_qnn_linear_hybrid_matches_torch(tmp_path) -> None:
     from qmltest.interop.roundtrip import model_outputs
 
     assert np.max(np.abs(model_outputs(model, model.encode(x)) - ref64)) < 1e-9
-    _margin_agree(model.predict(model.probabilities(x)), ref32)
+    _margin_agree(model.predict(model_probabilities(model, x)), ref32)
 
 
 def test_qnn_with_a_one_logit_head_reads_two_classes_by_sign() -> None:
@@ -84,7 +85,7 @@ def test_qnn_with_a_one_logit_head_reads_two_classes_by_sign() -> None:
     x = np.random.default_rng(1).uniform(-np.pi, np.pi, size=(200, 3))
     with torch.no_grad():
         ref = net(torch.from_numpy(x).float()).numpy()
-    _margin_agree(model.predict(model.probabilities(x)), ref)
+    _margin_agree(model.predict(model_probabilities(model, x)), ref)
 
 
 def test_sampler_qnn_in_a_connector_matches_its_class_probabilities() -> None:

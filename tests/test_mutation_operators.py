@@ -10,6 +10,8 @@ from conftest import random_model
 from qmltest.mutation import edit
 from qmltest.mutation import operators as ops
 from qmltest.mutation.scope import Scope, make_scope
+from qmltest.simulate import program
+from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo.architectures import ARCHS
 
 MODELS = {arch: random_model(arch, [0, 1]) for arch in sorted(ARCHS)}
@@ -32,7 +34,7 @@ def test_operator_yields_valid_different_circuit(arch: str, name: str) -> None:
     mutant = model.with_ir(new_ir)  # exports to QASM3 and keeps the manifest consistent
     assert mutant.manifest["layers"][-1]["stop"] == len(new_ir.gates)
     width = 256 if model.amplitude else len(model.ir.inputs)
-    probs = mutant.probabilities(np.random.default_rng(0).uniform(0, 1, (3, width)))
+    probs = model_probabilities(mutant, np.random.default_rng(0).uniform(0, 1, (3, width)))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-9)
     again = op.mutate(model.ir, Scope(), 0.1, np.random.default_rng(3))
     assert _signature(again[0]) == _signature(new_ir)
@@ -120,6 +122,6 @@ def test_rga_under_a_gate_type_adds_that_type_and_simulates_as_aer(gate_type: st
         ir, notes = one.apply(model.ir, scope, [2, 7], np.random.default_rng(1))
         assert all(note.startswith(f"add {name}[") for note in notes)
         mutant = model.with_ir(export=False, new_ir=ir)
-        fast = engine.probabilities(mutant.job(), enc)
-        np.testing.assert_allclose(fast, engine.probabilities(mutant.job(), enc, "aer"), rtol=0, atol=1e-9)
+        fast = engine.probabilities(program.of_model(mutant), enc)
+        np.testing.assert_allclose(fast, engine.probabilities(program.of_model(mutant), enc, "aer"), rtol=0, atol=1e-9)
     assert "swap" not in ops.RGA().addable(Scope()) and "p" not in ops.RGA().addable(Scope())

@@ -14,6 +14,7 @@ from qmltest import ir as irmod
 from qmltest.mutation import registry, sites
 from qmltest.mutation.classic import AddGate, RemoveGate, ReplaceGate
 from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
+from qmltest.simulate.runner import model_probabilities
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +98,9 @@ def test_dfc_adds_a_preprocessing_step_and_changes_outputs(small) -> None:
         "value": np.pi / 2,
     }
     x = np.array([[0.3, 0.7]])
-    np.testing.assert_allclose(mutant.probabilities(x), small.probabilities(np.array([[-0.3, 0.3]])), atol=1e-12)
+    np.testing.assert_allclose(
+        model_probabilities(mutant, x), model_probabilities(small, np.array([[-0.3, 0.3]])), atol=1e-12
+    )
 
 
 def _unitary(model) -> np.ndarray:
@@ -156,7 +159,7 @@ def test_incompetent_and_equivalent_are_not_scored(small) -> None:
     from qmltest.mutation.evaluate import Data
 
     x = np.random.default_rng(0).uniform(0, np.pi, (12, 2))
-    y = small.predict(small.probabilities(x))
+    y = small.predict(model_probabilities(small, x))
     opts = pipeline.Options(suite="qml", operators=("APC", "ALD"), shots=None)
     res, _ = pipeline.run(small, [Data("d", small.encode(x), y, x)], opts)
     scored = [m for m in res["mutants"] if m["status"] in ("killed", "survived")]
@@ -191,7 +194,7 @@ def test_measure_operators(small, tmp_path) -> None:
     again = artifact.load(tmp_path / "m")  # a mid-circuit measurement survives the QASM3 round trip
     assert [g.name for g in again.ir.gates] == [g.name for g in mutant.ir.gates]
     x = np.random.default_rng(1).uniform(0, np.pi, (3, 2))
-    np.testing.assert_allclose(again.probabilities(x), mutant.probabilities(x), atol=1e-12)
+    np.testing.assert_allclose(model_probabilities(again, x), model_probabilities(mutant, x), atol=1e-12)
     (mid,) = [site for site in RemoveMeasure().sites(mutant, True) if site.args[0] == "mid"]
     removed = RemoveMeasure().apply(mutant, mid)
     assert gates(removed) == gates(small)
@@ -212,7 +215,7 @@ def test_stryker_report_schema_and_locations(small) -> None:
     from qmltest.mutation.evaluate import Data
 
     x = np.random.default_rng(0).uniform(0, np.pi, (8, 2))
-    y = small.predict(small.probabilities(x))
+    y = small.predict(model_probabilities(small, x))
     opts = pipeline.Options(suite="classic", operators=("remove-gate",), shots=None)
     res, _ = pipeline.run(small, [Data("d", small.encode(x), y, x)], opts)
     doc = stryker.report(small, "small.qasm", res)

@@ -15,6 +15,7 @@ from qmltest.errors import InputError
 from qmltest.noise.build import apply_readout, with_random_insertion
 from qmltest.noise.config import from_dict, load
 from qmltest.simulate import engine
+from qmltest.simulate.runner import model_probabilities
 
 
 def run(qc: QuantumCircuit, measured: tuple[int, ...], tables: dict) -> np.ndarray:
@@ -62,7 +63,7 @@ def test_crosstalk_changes_only_the_coupled_spectator() -> None:
 def test_zero_strength_config_equals_noise_free_exactly(qcl_model) -> None:
     cfg = load("configs/noise/zero.toml")
     x = np.random.default_rng(0).uniform(0, 1, (4, 256))
-    assert np.array_equal(qcl_model.probabilities(x, noise=cfg), qcl_model.probabilities(x))
+    assert np.array_equal(model_probabilities(qcl_model, x, noise=cfg), model_probabilities(qcl_model, x))
 
 
 def test_readout_confusion_by_hand() -> None:
@@ -155,11 +156,11 @@ def test_fake_backend_key_needs_the_hardware_extra(tmp_path, monkeypatch) -> Non
         import qiskit_ibm_runtime  # noqa: F401
     except ImportError:
         with pytest.raises(InputError, match=r"qmltest\[hardware\]"):
-            model.probabilities(x, noise=cfg)
+            model_probabilities(model, x, noise=cfg)
         return
-    probs = model.probabilities(x, noise=cfg)
+    probs = model_probabilities(model, x, noise=cfg)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-9)
-    assert np.abs(probs - model.probabilities(x)).max() > 1e-4  # the device noise changes the outputs
+    assert np.abs(probs - model_probabilities(model, x)).max() > 1e-4  # the device noise changes the outputs
     monkeypatch.setitem(sys.modules, "qiskit_ibm_runtime", None)
     with pytest.raises(InputError, match=r"qmltest\[hardware\]"):
-        model.probabilities(x, noise=from_dict({"backend": {"fake": "FakeManilaV2"}}))
+        model_probabilities(model, x, noise=from_dict({"backend": {"fake": "FakeManilaV2"}}))

@@ -14,7 +14,8 @@ from qmltest.mutation import operators as qops
 from qmltest.mutation import registry, sites
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.scope import Scope
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
+from qmltest.simulate.runner import model_probabilities
 
 
 def _mutants(model: artifact.Model) -> list[artifact.Model]:
@@ -43,7 +44,7 @@ def test_prefix_reuse_is_bit_identical(name, dataset) -> None:
     resumed = 0
     for mutant in mutants:
         fast = evaluator._resumed(mutant, data)
-        plain = engine.probabilities(mutant.job(), data.encoded)
+        plain = engine.probabilities(program.of_model(mutant), data.encoded)
         if fast is not None:
             resumed += 1
             assert np.array_equal(fast, plain)  # bit-identical, not merely close
@@ -62,14 +63,14 @@ def test_fused_suffix_agrees_with_the_plain_run(name, dataset, dense) -> None:
     from qmltest.simulate import resume
 
     model, data = _data(name, dataset)
-    check = resume.Checkpoints(model.job(), data.encoded)
+    check = resume.Checkpoints(program.of_model(model), data.encoded)
     assert bool(check.tails) == dense
     fused = 0
     for mutant in _mutants(model):
         if mutant.manifest["preprocessing"] != model.manifest["preprocessing"]:
             continue
-        fast = check.probabilities(mutant.job())
-        plain = engine.probabilities(mutant.job(), data.encoded)
+        fast = check.probabilities(program.of_model(mutant))
+        plain = engine.probabilities(program.of_model(mutant), data.encoded)
         assert fast is not None
         np.testing.assert_allclose(fast, plain, rtol=0, atol=1e-9)
         fused += not np.array_equal(fast, plain)  # rounding differs only where the dense tail ran
@@ -79,9 +80,9 @@ def test_fused_suffix_agrees_with_the_plain_run(name, dataset, dense) -> None:
 
 def test_layer_boundaries_keep_the_engine_equal_to_aer() -> None:
     model = artifact.load("data/models/zfm-ra-iris")
-    assert model.job().boundaries  # two layers: one boundary where fusion stops
+    assert program.of_model(model).boundaries  # two layers: one boundary where fusion stops
     x, _ = datasets.select("iris:test", "test", model.classes, 3, 0)
-    np.testing.assert_allclose(model.probabilities(x), model.probabilities(x, backend="aer"), atol=1e-9)
+    np.testing.assert_allclose(model_probabilities(model, x), model_probabilities(model, x, backend="aer"), atol=1e-9)
 
 
 def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
@@ -98,7 +99,7 @@ def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
     w = np.random.default_rng(0).uniform(-1, 1, an.num_parameters)
     from_circuit(fm.compose(an), w, list(fm.parameters), readout="parity", classes=[0, 1]).save(tmp_path / "m")
     model = artifact.load(tmp_path / "m")
-    assert model.job().boundaries
+    assert program.of_model(model).boundaries
     x = np.random.default_rng(1).uniform(0, np.pi, (4, n))
     data = Data("t", model.encode(x), np.array([0, 1, 0, 1]), x)
     made, _ = sites.generate(model, registry.operators("qml", ["ALD", "LS", "ILS", "APC"]), "directed")
@@ -107,7 +108,7 @@ def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
     evaluator.fuse = False
     resumed = 0
     for mutant in mutants:
-        plain = engine.probabilities(mutant.job(), data.encoded, "numpy")
+        plain = engine.probabilities(program.of_model(mutant), data.encoded, "numpy")
         fast = evaluator._resumed(mutant, data)
         if fast is not None:
             resumed += 1
@@ -115,8 +116,8 @@ def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
     assert resumed >= len(mutants) // 2  # the reuse really happens
     for mutant in mutants[:2]:
         np.testing.assert_allclose(
-            engine.probabilities(mutant.job(), data.encoded, "numpy"),
-            engine.probabilities(mutant.job(), data.encoded, "aer"),
+            engine.probabilities(program.of_model(mutant), data.encoded, "numpy"),
+            engine.probabilities(program.of_model(mutant), data.encoded, "aer"),
             rtol=0,
             atol=1e-9,
         )

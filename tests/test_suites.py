@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from qmltest import artifact, attacks, suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.simulate.runner import model_probabilities
 
 MODEL = "data/models/qcl-mnist01"
 
@@ -29,7 +30,7 @@ def test_hconf_above_lconf_and_all_correct(mnist) -> None:
     conf = {}
     for kind in ("ori", "hconf", "lconf"):
         idx = suites.build(model, x, y, kind, 30, 0)
-        assert np.all(model.predict(model.probabilities(x[idx])) == label_indices(model, y[idx]))
+        assert np.all(model.predict(model_probabilities(model, x[idx])) == label_indices(model, y[idx]))
         conf[kind] = suites.confidence(model, x[idx], y[idx]).mean()
     assert conf["hconf"] > conf["ori"] > conf["lconf"]
 
@@ -65,7 +66,7 @@ def test_cli_suites_rebuild_identical_and_aug_correct(tmp_path) -> None:
     model = artifact.load(MODEL)
     with np.load(tmp_path / "a.npz") as z:
         assert str(z["kind"]) == "aug" and np.all(z["source_index"] == -1)
-        assert np.all(model.predict(model.probabilities(z["x"])) == label_indices(model, z["y"]))
+        assert np.all(model.predict(model_probabilities(model, z["x"])) == label_indices(model, z["y"]))
     shown = runner.invoke(app, ["suite", "show", str(tmp_path / "a.npz")])
     assert shown.exit_code == 0 and "kind aug" in shown.output
     assert (

@@ -17,6 +17,7 @@ from qmltest.mutation import criteria, pipeline, sequential, stats, votes
 from qmltest.mutation import operators as qf_ops
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.scope import Scope
+from qmltest.simulate.runner import model_probabilities
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 COPIES = 200
@@ -163,12 +164,12 @@ def test_power_grows_with_the_fault_and_a_damaging_deletion_is_always_killed() -
         (k0, n0), (k3, n3) = rates[0], rates[-1]
         assert fisher_exact([[k3, n3 - k3], [k0, n0 - k0]], alternative="greater").pvalue < 1e-3, rates
     # deleting the gate whose absence flips the most exact predictions: killed by every criterion
-    base = model.predict(model.probabilities(data.raw))
+    base = model.predict(model_probabilities(model, data.raw))
     best, flips = None, -1
     rgd = qf_ops.get("RGD")
     for i in range(len(model.ir.gates)):
         mutant = model.with_ir(rgd.apply(model.ir, Scope(), [i], np.random.default_rng(0))[0])
-        f = int(np.sum(mutant.predict(mutant.probabilities(data.raw)) != base))
+        f = int(np.sum(mutant.predict(model_probabilities(mutant, data.raw)) != base))
         if f > flips:
             best, flips = mutant, f
     assert flips >= 0.2 * len(base)

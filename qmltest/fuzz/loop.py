@@ -28,6 +28,7 @@ from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds, Coverage
 from qmltest.errors import InputError
 from qmltest.fuzz.mutators import Seed
+from qmltest.simulate.runner import model_probabilities
 
 GUIDES = ("ksc", "scc", "tsc", "random")
 SCHEDULES = ("fifo", "prob")
@@ -123,6 +124,7 @@ def fuzz(
     per_seed: int = 10,
     register: str = "all",
     schedule: str = "fifo",
+    backend: str = "auto",
 ) -> Outcome:
     check_schedule(schedule)
     if guide not in GUIDES:
@@ -132,7 +134,7 @@ def fuzz(
     start = time.perf_counter()
     result = Outcome(guide, initial_seeds=len(seeds))
     cov = Coverage(measure.criteria(k, top_k), bounds)
-    cov.add(model.probabilities(np.array([s.x for s in seeds]), register=register))
+    cov.add(model_probabilities(model, np.array([s.x for s in seeds]), backend, register=register))
     prob = schedule == "prob"
     queue: deque[Seed] = deque(seeds)  # schedule 'fifo'
     pool, fuzzed = list(seeds), [0] * len(seeds)  # schedule 'prob': the pool never shrinks
@@ -158,7 +160,7 @@ def fuzz(
                 children.append(child)
         if not children:
             continue
-        probs = model.probabilities(np.array([c.x for c in children]), register=register)
+        probs = model_probabilities(model, np.array([c.x for c in children]), backend, register=register)
         preds = model.predict(model.readout_from_full(probs) if register == "all" else probs)
         for child, p, pred in zip(children, probs, preds):
             result.iterations += 1
@@ -190,7 +192,7 @@ def recheck(model: Model, result: Outcome, backend: str) -> list[tuple[Seed, int
     if not result.failures:
         return []
     x = np.array([s.x for s, _ in result.failures])
-    preds = model.predict(model.probabilities(x, backend))
+    preds = model.predict(model_probabilities(model, x, backend))
     kept = [(s, int(p)) for (s, _), p in zip(result.failures, preds) if p != s.label]
     result.unconfirmed = len(result.failures) - len(kept)
     return kept

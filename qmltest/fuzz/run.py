@@ -25,7 +25,7 @@ from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, check_schedule, fuzz
 from qmltest.mutation.evaluate import digest, seed_of
 from qmltest.runlock import RunLock
-from qmltest.simulate import backend as backend_mod
+from qmltest.simulate.backends import REGISTRY
 
 FORMAT = "qmltest.fuzz/1"
 
@@ -76,6 +76,7 @@ class FuzzShared:
     top_k: int
     register: str
     schedule: str = "fifo"
+    backend: str = "auto"
 
 
 def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
@@ -94,6 +95,7 @@ def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
         shared.top_k,
         register=shared.register,
         schedule=shared.schedule,
+        backend=shared.backend,
     )
 
 
@@ -128,6 +130,7 @@ def campaign(
     where: parallel.Plan | None = None,
     seeds_list: list[int] | None = None,
     schedule: str = "fifo",
+    backend: str = "auto",
 ) -> dict:
     """Run the guides (under each seed of `seeds_list`, or `seed`); the report's 'timing' entry is
     for the caller to print, not to save. Guides x seeds are independent tasks (`where`)."""
@@ -140,7 +143,7 @@ def campaign(
         identity = {  # everything else that changes a result: a folder made with other inputs is never reused
             "seeds_sha256": digest(x, y)[:16],
             "bounds_sha256": digest(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float))[:16],
-            "backend": backend_mod.current(),
+            "backend": REGISTRY.check(backend or "auto"),
         }
         configs = {
             s: dict(
@@ -187,7 +190,7 @@ def campaign(
             if progress:
                 progress(guide)
 
-        shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register, schedule)
+        shared = FuzzShared(model, seeds, bounds, mutator, budget, k, top_k, register, schedule, backend)
         parallel.run_tasks(_fuzz_task, shared, todo, where, done)
         reports = {s: _report(model, s, configs[s], {g: results[s][g] for g in guides}) for s in runs}
         if not seeds_list:

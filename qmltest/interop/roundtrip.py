@@ -15,6 +15,7 @@ import numpy as np
 from qiskit.circuit import Parameter, QuantumCircuit
 
 from qmltest.errors import InputError
+from qmltest.simulate import program
 
 TOLERANCE = 1e-9
 INPUTS = 8
@@ -27,7 +28,7 @@ def model_outputs(model: object, encoded: np.ndarray, per_class: bool = False) -
     from qmltest import readout
     from qmltest.simulate import engine
 
-    probs = engine.probabilities(model.job(), encoded)  # type: ignore[attr-defined]
+    probs = engine.probabilities(program.of_model(model), encoded)  # type: ignore[attr-defined]
     spec = model.manifest["readout"]  # type: ignore[attr-defined]
     if spec.get("kind") == "expectation":
         values = readout.expectation_values(probs, spec["observables"], spec["qubits"])

@@ -42,18 +42,17 @@ class Delta:
     inferred: tuple[str, ...]
 
 
-_INDEX: list = [None, {}, {}, ()]  # the last original's IR and its layer and gate indices by id
-
-
 def _indices(ir: ModelIR) -> tuple[dict[int, int], dict[int, int], tuple[Gate, ...]]:
-    """`ir`'s layers and flat gates by object id, kept for the last IR asked about: a run ships
-    every mutant against one original (rebuilding both maps per mutant was a third of `delta_of`);
-    holding the IR keeps the ids valid."""
-    if _INDEX[0] is not ir:
-        flat = ir.gates
-        layers = {id(layer): i for i, layer in enumerate(ir.layers)}
-        _INDEX[:] = [ir, layers, {id(g): i for i, g in enumerate(flat)}, flat]
-    return _INDEX[1], _INDEX[2], _INDEX[3]
+    """Where each of `ir`'s layers and flat gates sits, kept in the IR's memo: a run ships every
+    mutant against one original (rebuilding both maps per mutant was a third of `delta_of`). A
+    delta means "this very object of the original", so the maps index objects by identity; the IR
+    holds them, so the identities stay valid for the maps' lifetime."""
+    return ir.memo.get_or("delta.index", lambda: _index(ir))
+
+
+def _index(ir: ModelIR) -> tuple[dict[int, int], dict[int, int], tuple[Gate, ...]]:
+    flat = ir.gates
+    return {id(layer): i for i, layer in enumerate(ir.layers)}, {id(g): i for i, g in enumerate(flat)}, flat
 
 
 def delta_of(original: Model, mutant: Model) -> Delta:

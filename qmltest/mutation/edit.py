@@ -14,18 +14,11 @@ class Row:
     gate: Gate
 
 
-_ROWS: dict[int, tuple[ModelIR, list[Row]]] = {}
-
-
 def flatten(ir: ModelIR) -> list[Row]:
     """(layer, gate) rows of an IR: a fresh list each call, its rows made once per IR object (every
     site of a generation run flattens the same original)."""
-    hit = _ROWS.get(id(ir))
-    if hit is None or hit[0] is not ir:
-        if len(_ROWS) >= 64:
-            _ROWS.clear()
-        hit = _ROWS[id(ir)] = (ir, [Row(i, g) for i, layer in enumerate(ir.layers) for g in layer.gates])
-    return list(hit[1])
+    rows = ir.memo.get_or("edit.rows", lambda: [Row(i, g) for i, layer in enumerate(ir.layers) for g in layer.gates])
+    return list(rows)
 
 
 def rebuild(ir: ModelIR, rows: list[Row]) -> ModelIR:

@@ -19,6 +19,8 @@ from qmltest import readout
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import stats
+from qmltest.simulate import engine, program, resume
+from qmltest.simulate.backends import REGISTRY
 
 EQUIVALENCE_TOL = 1e-10
 DIFF_BLOCK_BYTES = 2**21
@@ -74,10 +76,10 @@ class Evaluator:
         noise: object = None,
         backend: str | None = None,
     ) -> None:
-        from qmltest.simulate import backend as backend_mod
-
         self.original = original
-        self.backend = backend_mod.for_job(backend, original.job())  # concrete: numpy or aer
+        self.backend = REGISTRY.for_job(backend, program.of_model(original))
+        """The concrete backend (auto resolved for the original's width): its capabilities, not its
+        name, decide prefix reuse and mutant batching."""
         self.noise = noise
         self.repeats = repeats
         self.shots = shots
@@ -85,25 +87,29 @@ class Evaluator:
         self._orig_probs: dict[str, np.ndarray] = {}
         self._orig_win: dict[str, tuple[np.ndarray, bool]] = {}
         self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
-        self._reduced_cache: dict[int, tuple[np.ndarray, ...]] = {}
-        self._batched: dict[tuple[int, str], tuple[Model, np.ndarray]] = {}  # `prefetch`ed probabilities
+        self._reduced_cache: list[tuple[np.ndarray, ...]] = []  # (probs, matrix, reduced...), newest last
+        self._batched: dict[tuple[str, str], np.ndarray] = {}  # `prefetch`ed probabilities by (program, data) content
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
-        from qmltest.simulate import engine
-
-        hit = self._batched.pop((id(model), data.fingerprint), None)
-        if hit is not None and hit[0] is model:
-            return hit[1]
+        if self._batched:
+            hit = self._batched.get((program.content_key(program.of_model(model)), data.fingerprint), None)
+            if hit is not None:
+                return hit
         encoded = data.encoded
         if model.manifest["preprocessing"] != self.original.manifest["preprocessing"]:
             if data.raw is None:
                 raise InputError(f"{data.name}: a data mutation needs the raw inputs")
             encoded = model.encode(data.raw)
-        elif self.noise is None and self.prefix_reuse and model is not self.original and self.backend == "numpy":
+        elif (
+            self.noise is None
+            and self.prefix_reuse
+            and model is not self.original
+            and self.backend.capabilities.prefix_reuse
+        ):
             reused = self._resumed(model, data)
             if reused is not None:
                 return reused
-        return engine.probabilities(model.job(), encoded, self.backend, noise=self.noise)
+        return engine.probabilities(program.of_model(model), encoded, self.backend, noise=self.noise)
 
     PREFETCH_BYTES = 256 * 2**20
     """Probabilities one `prefetch` may hold until they are read."""
@@ -114,10 +120,8 @@ class Evaluator:
         PREFETCH_BYTES in all; how many were made. A new call first drops what an earlier one left
         unread. Elsewhere nothing (numpy resumes each mutant from the original's checkpoints, Aer
         runs one circuit at a time)."""
-        from qmltest.simulate import engine
-
         self._batched.clear()
-        if self.backend != "gpu" or self.noise is not None:
+        if not self.backend.capabilities.mutant_batching or self.noise is not None:
             return 0
         pre = self.original.manifest["preprocessing"]
         budget, made = self.PREFETCH_BYTES, 0
@@ -125,13 +129,15 @@ class Evaluator:
             same = [m for m in models if m is not self.original and m.manifest["preprocessing"] == pre]
             if len(same) < 2:
                 continue
-            per = len(data.encoded) * 8 * max(2 ** len(m.job().measured) for m in same)
+            per = len(data.encoded) * 8 * max(2 ** len(program.of_model(m).measured) for m in same)
             take = same[: budget // max(per, 1)]
             if len(take) < 2:  # the budget is spent: the rest run one by one
                 continue
             budget -= per * len(take)
-            for m, p in zip(take, engine.probabilities_many([m.job() for m in take], data.encoded, self.backend)):
-                self._batched[(id(m), data.fingerprint)] = (m, p)
+            for m, p in zip(
+                take, engine.probabilities_many([program.of_model(m) for m in take], data.encoded, self.backend)
+            ):
+                self._batched[(program.content_key(program.of_model(m)), data.fingerprint)] = p
             made += len(take)
         return made
 
@@ -142,20 +148,18 @@ class Evaluator:
 
     def __getstate__(self) -> dict:
         """Workers get the settings, not the client's cached batch states (they rebuild their own)."""
-        return dict(self.__dict__, _prefix={}, _reduced_cache={}, _batched={})
+        return dict(self.__dict__, _prefix={}, _reduced_cache=[], _batched={})
 
     def _resumed(self, model: Model, data: Data) -> np.ndarray | None:
         """A mutant resumed from the original's checkpoints (`qmltest.simulate.resume`)."""
-        from qmltest.simulate import engine, resume
-
         key = data.fingerprint
         if key not in self._prefix:
-            orig = self.original.job()
-            if not engine.reusable(orig, data.encoded):
+            orig = program.of_model(self.original)
+            if not program.reusable(orig, data.encoded):
                 return None
             self._prefix.clear()  # one data set's checkpoints at a time: memory stays bounded
             self._prefix[key] = resume.Checkpoints(orig, data.encoded, self.fuse)
-        return self._prefix[key].probabilities(model.job())
+        return self._prefix[key].probabilities(program.of_model(model))
 
     def original_probs(self, data: Data) -> np.ndarray:
         key = data.fingerprint
@@ -193,8 +197,8 @@ class Evaluator:
 
         if matrix.shape[0] <= matrix.shape[1] + 1:
             return probs, matrix
-        hit = self._reduced_cache.get(id(probs))
-        if hit is None or hit[0] is not probs or hit[1] is not matrix:
+        hit = next((h for h in self._reduced_cache if h[0] is probs and h[1] is matrix), None)
+        if hit is None:
             if not votes.is_class_readout(matrix):
                 return probs, matrix
             q = votes.class_q(probs, matrix)
@@ -207,8 +211,9 @@ class Evaluator:
                     np.vstack([np.eye(k), np.zeros((1, k))]),
                 )
             if len(self._reduced_cache) >= 4:
-                self._reduced_cache.pop(next(iter(self._reduced_cache)))
-            hit = self._reduced_cache[id(probs)] = (probs, matrix, *out)
+                self._reduced_cache.pop(0)
+            hit = (probs, matrix, *out)
+            self._reduced_cache.append(hit)
         return hit[2], hit[3]
 
     def original_accuracies(

@@ -98,6 +98,7 @@ def run(
     noise: object = None,
     command: list[str] | None = None,
     where: parallel.Plan | None = None,
+    backend: str | None = None,
 ) -> tuple[dict, dict]:
     """Generate, evaluate and report. Returns (report, timing); timing stays out of the report.
 
@@ -105,7 +106,7 @@ def run(
     the report does not depend on it.
     """
     with parallel.session(where), runfolder.released():
-        return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where)
+        return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where, backend)
 
 
 def _run(
@@ -120,10 +121,11 @@ def _run(
     noise: object,
     command: list[str] | None,
     where: parallel.Plan | None,
+    backend: str | None = None,
 ) -> tuple[dict, dict]:
     opts = opts.resolved()
     suites = _checked_suites(suites, opts, reference, cells)
-    evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise)
+    evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise, backend)
     folder = RunFolder(out, fresh, _fingerprint(original, suites, reference, opts, evaluator, noise), original)
     started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
@@ -135,7 +137,7 @@ def _run(
     parallel.run_tasks(_evaluate_task, shared, copies_out, where, state.finished, later=state.generate)
     nulls = null_evidence(state.copies, [state.null_results[i] for i in range(len(state.copies))], suites)
     eval_seconds = time.perf_counter() - started - state.gen_seconds
-    data = _report_data(original, opts, noise, command, evaluator.backend, suites, masks, state.generation, nulls)
+    data = _report_data(original, opts, noise, command, evaluator.backend.name, suites, masks, state.generation, nulls)
     data["mutants"] = [candidate_row(c) for c in state.cands]
     result = build_report(data, opts.criterion, opts.correction, opts.scoring)
     if out is not None:
@@ -173,7 +175,7 @@ def _fingerprint(
         "shots": opts.shots,
         "repeats": opts.repeats,
         "null_copies": opts.null_copies,
-        "backend": evaluator.backend,
+        "backend": evaluator.backend.name,
         "sequential": None
         if not opts.sequential
         else {"budget": opts.max_repeats, "power": opts.power, "margin": opts.margin, "correction": opts.correction},

@@ -53,19 +53,11 @@ class Unit:
     entangling: tuple[int, ...]
 
 
-_UNITS: dict[int, tuple[ModelIR, list[Unit]]] = {}
-
-
 def units(ir: ModelIR) -> list[Unit]:
     """Split every ansatz layer into units: a rotation block plus the entangling blocks after it.
 
-    Cached per IR object: every site of a generation run splits the same original."""
-    hit = _UNITS.get(id(ir))
-    if hit is None or hit[0] is not ir:
-        if len(_UNITS) >= 64:
-            _UNITS.clear()
-        hit = _UNITS[id(ir)] = (ir, _units(ir))
-    return list(hit[1])
+    Kept in the IR's memo: every site of a generation run splits the same original."""
+    return list(ir.memo.get_or("qml.units", lambda: _units(ir)))
 
 
 def _units(ir: ModelIR) -> list[Unit]:

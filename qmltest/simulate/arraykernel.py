@@ -28,7 +28,7 @@ import numpy as np
 from qiskit.circuit import Parameter
 
 from qmltest.errors import InputError
-from qmltest.simulate import density, statevector
+from qmltest.simulate import density, memory, program, statevector
 
 
 def apply(xp: ModuleType, state: object, m: object, qubits: tuple[int, ...], n: int) -> object:
@@ -181,3 +181,82 @@ def free_bytes(xp: ModuleType) -> int | None:
         return None
     free, _ = xp.cuda.runtime.memGetInfo()
     return int(free)
+
+
+def budget(xp: ModuleType, per_item: int, what: str, name: str) -> int:
+    """States of `per_item` bytes one batch holds on `xp` (half its free memory; CHUNK_BYTES on
+    the host); one line, exit 2, when not even one fits."""
+    return memory.batch_budget(free_bytes(xp), per_item, what, name)
+
+
+def probabilities(xp: ModuleType, job: program.Circuit, encoded: np.ndarray, name: str) -> np.ndarray:
+    """Exact probabilities of one program in batches that fit half the free device memory (state
+    and matmul output: 2 x 16 x 2^n bytes per input)."""
+    n = job.num_qubits
+    chunk = budget(xp, 2 * 16 * 2**n, f"{n} qubits", name)
+    out = []
+    for lo in range(0, len(encoded), chunk):
+        psi0, values = program.start_rows(job, encoded[lo : lo + chunk])
+        psi = run(xp, job.ops, psi0, values, n)
+        out.append(marginal(xp, psi, list(job.measured), n))
+    return np.concatenate(out) if out else np.zeros((0, 2 ** len(job.measured)))
+
+
+def probabilities_many(
+    xp: ModuleType, jobs: list[program.Circuit], encoded: np.ndarray, name: str, one: object
+) -> list[np.ndarray]:
+    """Exact probabilities of several programs (a model's mutants) on the same encoded inputs,
+    batched over mutants x inputs: programs of one op signature, readout and encoding run as one
+    batch (`run_many`). Programs the kernel does not take (mid-circuit measurements) run one by
+    one through `one(job, encoded)`."""
+    out: list[np.ndarray | None] = [None] * len(jobs)
+    groups: dict[tuple, list[int]] = {}
+    for i, job in enumerate(jobs):
+        if not takes(job.ops):
+            out[i] = one(job, encoded)  # type: ignore[operator]
+        else:
+            key = (signature(job.ops), job.measured, job.amplitude, job.num_qubits)
+            groups.setdefault(key, []).append(i)
+    encoded = np.asarray(encoded)
+    for (_, measured, _, n), members in groups.items():
+        first = jobs[members[0]]
+        if not first.amplitude and encoded.shape[1] != len(first.inputs):
+            raise InputError(f"wrong feature count: the circuit has {len(first.inputs)} inputs, got {encoded.shape[1]}")
+        memory.check_size(n)
+        rows = max(1, min(len(encoded), budget(xp, 2 * 16 * 2**n, f"{n} qubits", name)))
+        per = budget(xp, 2 * 16 * 2**n * rows, f"{n} qubits", name)
+        parts: dict[int, list[np.ndarray]] = {i: [] for i in members}
+        for lo in range(0, len(encoded), rows):
+            psi0 = program.start_rows(first, encoded[lo : lo + rows])[0]
+            values: dict = {}
+            for i in members:
+                values.update(program.values(jobs[i], encoded[lo : lo + rows]))
+            for at in range(0, len(members), per):
+                chosen = members[at : at + per]
+                psi = run_many(xp, [jobs[i].ops for i in chosen], psi0, values, n)
+                flat = xp.reshape(psi, (len(chosen) * len(psi0), 2**n))
+                probs = marginal(xp, flat, list(measured), n).reshape(len(chosen), len(psi0), -1)
+                for j, i in enumerate(chosen):
+                    parts[i].append(probs[j])
+        for i in members:
+            out[i] = np.concatenate(parts[i]) if parts[i] else np.zeros((0, 2 ** len(measured)))
+    assert all(p is not None for p in out)
+    return out  # type: ignore[return-value]
+
+
+def density_probabilities(
+    xp: ModuleType, prep: density.Prepared, inputs: list[Parameter], encoded: np.ndarray, amplitude: bool
+) -> np.ndarray:
+    """A prepared noisy circuit's probabilities on `xp`, in batches of inputs that fit half its free
+    memory (the vectors and matmul outputs: 2 x 16 x 4^n bytes per input)."""
+    n = prep.n
+    chunk = budget(xp, 2 * 16 * 4**n, f"{n} qubits (density matrix)", "gpu")
+    out = []
+    for lo in range(0, len(encoded), chunk):
+        if amplitude:
+            out.append(read_states(xp, prep, encoded[lo : lo + chunk]))
+            continue
+        rows = encoded[lo : lo + chunk]
+        values = statevector.feature_values(inputs, rows)
+        out.append(run_density(xp, prep, values, len(rows)))
+    return np.concatenate(out) if out else np.zeros((0, prep.w.shape[1]))

@@ -1,93 +1,155 @@
-"""Which simulator runs a job: one registry of backend names and one dispatch rule.
+"""The simulator seam: one `Backend` interface and one `Registry` of them.
 
-- ``numpy``: qmltest's batched statevector (`statevector`), the fastest path for small circuits
-  (no per-experiment overhead, prefix reuse across mutants);
-- ``aer``: Qiskit Aer with batched parameter binds, the reference, fused and multi-threaded, the
-  faster path for large circuits;
-- ``gpu``: the array-API kernel (`arraykernel`) on CuPy (``qmltest[gpu]``), batched over inputs,
-  or mutants x inputs in `mutate`; config noise on density matrices; the same kernel runs on numpy
-  in the default tests;
-- ``auto`` (default): whichever of numpy and Aer the cost model `estimate_us` says is faster for
-  the job's width, readout and length (never the GPU: its costs are still to be measured on a
-  device). The constants are measured with `make bench-engine` (scaling table).
+A backend turns a compiled program (`program.Circuit`) and a batch of encoded inputs into exact
+output probabilities; what it can do beyond that it states in `Capabilities`, and callers ask
+those flags, never its name. The entries (numpy, aer, gpu, and the fake-device path) live in
+`qmltest.simulate.backends`, one file each, registered there by one line. ``auto`` picks, among
+the entries that take part in it, the lowest `estimate_us` for the job (ties: the first
+registered), the cost model measured by `make bench-engine`.
 
-A command chooses with `--backend`; `using` puts the choice in QMLTEST_BACKEND, where every
-simulation of the process, and of the local worker processes it starts, reads it.
+A choice is passed explicitly (a name or a Backend) to `engine.probabilities`, to an
+`Evaluator`, to every worker task; nothing is read from the environment.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
 
 from qmltest.errors import InputError
 
-NAMES = ("auto", "numpy", "aer", "gpu")
-NUMPY_NS_PER_OP_AMPLITUDE = 0.5
-"""numpy: time per compiled op and state amplitude, fused (`make bench-engine` scaling table,
-hardware-efficient circuit, 64 inputs, 2 cores: 0.40-0.97 ns from 12 to 20 qubits, median 0.46,
-with passes split over the cores; 0.7 before). One readout qubit: numpy up to 11 qubits (measured
-118-120 against Aer's 140-143 us per input), Aer from 12 (126-186 against numpy's 193-235)."""
-AER_US_PER_INPUT = 150.0
-"""Aer, batched binds: fixed cost per input (130-220 us per input at 8-13 qubits, one readout qubit)."""
-AER_US_PER_OUTCOME = 0.18
-"""Aer: cost per readout probability and input (returning 2^m values through its result object:
-20 qubits, all read, 187 ms per input against 0.3 ms for one; 0.13-0.24 us from 12 to 20)."""
-AER_NS_PER_OP_AMPLITUDE = 0.015
-"""Aer: time per op and amplitude (fused, vectorized; 40x below numpy's)."""
+AUTO = "auto"
 
 
-def estimate_us(backend: str, num_qubits: int, measured: int, ops: int) -> float:
-    """Estimated microseconds per input of a job on numpy or Aer (the cost model `auto` uses)."""
-    amplitudes = 2.0**num_qubits
-    if backend == "numpy":
-        return NUMPY_NS_PER_OP_AMPLITUDE * 1e-3 * ops * amplitudes
-    return AER_US_PER_INPUT + AER_US_PER_OUTCOME * 2.0**measured + AER_NS_PER_OP_AMPLITUDE * 1e-3 * ops * amplitudes
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does beyond noise-free probabilities of one program."""
+
+    auto: bool = False
+    """A candidate of ``auto`` (its `estimate_us` is measured, not a guess)."""
+    prefix_reuse: bool = False
+    """Mutants may resume from the original's cached states (`resume.Checkpoints`, numpy arrays)."""
+    mutant_batching: bool = False
+    """`probabilities_many` runs several programs as one mutants x inputs batch (worth a prefetch)."""
+    noise: bool = False
+    """`noisy` runs a noise config's channels."""
+    device_targets: bool = True
+    """A fake-device target may run while this backend is chosen (on the registry's target entry)."""
+    targets: bool = False
+    """This entry runs fake-device targets (the registry sends them here)."""
+    selectable: bool = True
+    """Named by `--backend` (the target entry is reached through `--target fake:NAME` instead)."""
 
 
-ENV = "QMLTEST_BACKEND"
+class Backend(ABC):
+    """One simulator. Subclasses set `name`, `help` and `capabilities` and implement
+    `probabilities`; the rest have defaults a small backend can keep."""
+
+    name: ClassVar[str]
+    help: ClassVar[str]
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @abstractmethod
+    def probabilities(self, job: object, encoded: np.ndarray) -> np.ndarray:
+        """Exact probabilities (N, 2^m) over `job.measured` for encoded inputs (angles (N, F) or
+        amplitude states (N, 2^n)); one measurement basis (the engine splits the others off)."""
+
+    def noisy(self, job: object, encoded: np.ndarray, noise: object) -> np.ndarray:
+        """Noisy probabilities (N, 2^m) under a NoiseConfig (not all-zero)."""
+        raise InputError(f"the {self.name} backend runs no noise model: use --backend numpy or aer")
+
+    def probabilities_many(self, jobs: list, encoded: np.ndarray) -> list[np.ndarray]:
+        """Probabilities of several programs (a model's mutants) on the same inputs, each as
+        `probabilities` returns it. Default: one after another."""
+        return [self.probabilities(job, encoded) for job in jobs]
+
+    def estimate_us(self, num_qubits: int, measured: int, ops: int) -> float:
+        """Estimated microseconds per input (the cost model ``auto`` compares)."""
+        return float("inf")
+
+    def __repr__(self) -> str:
+        return f"<backend {self.name}>"
 
 
-def check(name: str) -> str:
-    if name not in NAMES:
-        raise InputError(f"unknown backend '{name}' (choose from {', '.join(NAMES)})")
-    return name
+class Registry:
+    """Backends by name, in registration order; `resolve` turns ``auto`` into one of them."""
 
+    def __init__(self) -> None:
+        self._entries: dict[str, Backend] = {}
 
-def current() -> str:
-    """The backend chosen for this process ($QMLTEST_BACKEND, set by `using`), else auto."""
-    return check(os.environ.get(ENV) or "auto")
+    def register(self, backend: Backend) -> Backend:
+        """Add a backend (its name must be new and not ``auto``); returns it."""
+        if backend.name == AUTO or backend.name in self._entries:
+            raise ValueError(f"backend name '{backend.name}' is taken")
+        self._entries[backend.name] = backend
+        return backend
 
+    def unregister(self, name: str) -> None:
+        """Remove a backend (a test's toy backend)."""
+        self._entries.pop(name, None)
 
-def resolve(name: str | None, num_qubits: int, measured: int = 1, ops: int | None = None) -> str:
-    """The concrete backend (numpy, aer or gpu) for a job of `num_qubits` qubits reading out
-    `measured` of them with `ops` compiled ops (default: 10 per qubit)."""
-    chosen = check(name) if name else current()
-    if chosen == "auto":
+    def names(self) -> tuple[str, ...]:
+        """What `--backend` accepts: auto, then every selectable entry."""
+        return (AUTO,) + tuple(n for n, b in self._entries.items() if b.capabilities.selectable)
+
+    def help(self) -> str:
+        """One help text for `--backend`, read from the entries."""
+        return "Simulator: " + "; ".join(
+            [f"{AUTO} (the fastest of {', '.join(self._auto_names())} by a measured cost model)"]
+            + [f"{b.name} ({b.help})" for b in self._entries.values() if b.capabilities.selectable]
+        )
+
+    def _auto_names(self) -> list[str]:
+        return [n for n, b in self._entries.items() if b.capabilities.auto]
+
+    def check(self, name: str) -> str:
+        """`name` when `--backend` accepts it, else one line (exit 2) listing what it accepts."""
+        if name not in self.names():
+            raise InputError(f"unknown backend '{name}' (choose from {', '.join(self.names())})")
+        return name
+
+    def get(self, name: str) -> Backend:
+        return self._entries[self.check(name)] if name != AUTO else self._entries[self._auto_names()[0]]
+
+    def resolve(
+        self, choice: str | Backend | None, num_qubits: int, measured: int = 1, ops: int | None = None
+    ) -> Backend:
+        """The concrete backend for a job of `num_qubits` qubits reading out `measured` of them with
+        `ops` compiled ops (default 10 per qubit); `choice` None means auto."""
+        if isinstance(choice, Backend):
+            return choice
+        name = self.check(choice or AUTO)
+        if name != AUTO:
+            return self._entries[name]
         length = 10 * num_qubits if ops is None else ops
-        numpy = estimate_us("numpy", num_qubits, measured, length)
-        return "numpy" if numpy <= estimate_us("aer", num_qubits, measured, length) else "aer"
-    return chosen
+        candidates = [self._entries[n] for n in self._auto_names()]
+        return min(candidates, key=lambda b: b.estimate_us(num_qubits, measured, length))
+
+    def for_job(self, choice: str | Backend | None, job: object) -> Backend:
+        """`resolve` for a program: its width, readout and compiled length."""
+        return self.resolve(choice, job.num_qubits, len(job.measured), len(job.ops))  # type: ignore[attr-defined]
+
+    def for_run(self, choice: str | Backend | None, job: object, noise: object = None) -> Backend:
+        """The backend that runs a job under `noise`: the chosen one, or the target entry when the
+        noise config names a fake device (refused in one line where the choice cannot hand off)."""
+        chosen = self.for_job(choice, job)
+        if noise is None or not _targets_device(noise):
+            return chosen
+        if not chosen.capabilities.device_targets:
+            raise InputError(
+                f"the {chosen.name} backend runs a config's noise channels on density matrices that fit in memory; "
+                "for a fake device or a wider model use --backend numpy or aer"
+            )
+        for entry in self._entries.values():
+            if entry.capabilities.targets:
+                return entry
+        raise InputError("no backend that runs fake-device targets is registered")
 
 
-def for_job(name: str | None, job) -> str:
-    """`resolve` for an engine job (`engine.Circuit`): its width, readout and compiled length."""
-    return resolve(name, job.num_qubits, len(job.measured), len(job.ops))
-
-
-@contextmanager
-def using(name: str | None) -> Iterator[None]:
-    """Run the block (and local workers started in it) with this backend; None changes nothing."""
-    if name is None:
-        yield
-        return
-    before = os.environ.get(ENV)
-    os.environ[ENV] = check(name)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before
+def _targets_device(noise: object) -> bool:
+    """Whether a NoiseConfig names a fake device (its [backend] table)."""
+    has = getattr(noise, "has", None)
+    return bool(has and has("backend"))

@@ -15,6 +15,7 @@ reference (`--backend aer`), and tests hold this path to it within 1e-9.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,7 +24,9 @@ from qiskit.quantum_info import SuperOp
 
 from qmltest.errors import InputError
 from qmltest.simulate import gates
-from qmltest.simulate.statevector import _fixed, angle_matrix, apply_t, feature_values
+from qmltest.simulate.kernels import apply_t
+from qmltest.simulate.memory import check_size
+from qmltest.simulate.statevector import _fixed, angle_matrix, feature_values
 
 SKIP = {"barrier", "delay", "save_probabilities", "save_statevector", "save_density_matrix"}
 CHUNK_BYTES = 64 * 2**20  # forward density matrices per chunk of inputs
@@ -45,20 +48,45 @@ class Step:
     gate: object = None  # the Qiskit operation of a gate built through `gates.generic`
 
 
-_SUPEROPS: dict[int, tuple[object, np.ndarray]] = {}
+_SUPEROPS: dict[str, np.ndarray] = {}
+SUPEROPS_KEPT = 256
+"""Superoperators kept by channel content: Qiskit's conversion of a composed hardware-like 2-qubit
+error takes over a second, and every repetition, mutant and suite of a noisy run asks again."""
+
+
+def channel_key(error: object) -> str:
+    """A digest of a channel's content (a QuantumError's circuits and probabilities, or a channel
+    instruction's matrices): equal channels share one key whatever object carries them."""
+    h = hashlib.sha256()
+
+    def arrays(params: object) -> None:
+        for p in params:  # type: ignore[attr-defined]
+            a = np.asarray(p)
+            h.update(f"{a.dtype}{a.shape}".encode())
+            h.update(np.ascontiguousarray(a).tobytes() if a.dtype != object else repr(p).encode())
+
+    circuits = getattr(error, "circuits", None)
+    if circuits is None:
+        h.update(f"{getattr(error, 'name', type(error).__name__)}/{getattr(error, 'num_qubits', '')}".encode())
+        arrays(getattr(error, "params", ()))
+        return h.hexdigest()
+    for circ, prob in zip(circuits, error.probabilities):  # type: ignore[attr-defined]
+        h.update(repr((float(prob), circ.num_qubits)).encode())
+        for inst in circ.data:
+            h.update(repr((inst.operation.name, tuple(circ.find_bit(q).index for q in inst.qubits))).encode())
+            arrays(inst.operation.params)
+    return h.hexdigest()
 
 
 def channel_superop(error: object) -> np.ndarray:
-    """SuperOp of a QuantumError (or channel instruction), once per object: Qiskit's conversion of
-    a composed hardware-like 2-qubit error takes over a second."""
-    hit = _SUPEROPS.get(id(error))
-    if hit is not None and hit[0] is error:
-        return hit[1]
-    if len(_SUPEROPS) > 256:
-        _SUPEROPS.clear()
-    data = np.asarray(SuperOp(error).data)
-    _SUPEROPS[id(error)] = (error, data)
-    return data
+    """SuperOp of a QuantumError (or channel instruction), once per content (`channel_key`)."""
+    key = channel_key(error)
+    hit = _SUPEROPS.get(key)
+    if hit is None:
+        if len(_SUPEROPS) >= SUPEROPS_KEPT:
+            _SUPEROPS.pop(next(iter(_SUPEROPS)))
+        hit = _SUPEROPS[key] = np.asarray(SuperOp(error).data)
+    return hit
 
 
 def unitary_superop(u: np.ndarray) -> np.ndarray:
@@ -212,8 +240,6 @@ class Prepared:
 
     def run(self, inputs: list[Parameter], encoded: np.ndarray, amplitude: bool) -> np.ndarray:
         """Noisy probabilities (N, 2^m) of a batch of encoded inputs."""
-        from qmltest.simulate.engine import check_size
-
         n, w = self.n, self.w
         d = 2**n
         chunk = max(1, CHUNK_BYTES // required_bytes(n, 1))
@@ -238,8 +264,6 @@ class Prepared:
 
 def prepare(circuit: QuantumCircuit, measured: list[int], gate_errors: dict[str, object]) -> Prepared:
     """Compile, fuse and split a noisy circuit; back-propagate the readout projectors (Heisenberg)."""
-    from qmltest.simulate.engine import check_size
-
     n = circuit.num_qubits
     check_size(n, "density_matrix", 2 ** len(measured))  # exit 2 before work
     steps = fuse(compile_noisy(circuit, gate_errors))

@@ -25,6 +25,8 @@ from qiskit.circuit import Parameter
 
 from qmltest.errors import InputError
 from qmltest.noise import build
+from qmltest.simulate import aer, program
+from qmltest.simulate.memory import density_fits
 
 TRANSPILED: OrderedDict[tuple, Transpiled] = OrderedDict()
 CACHE = 16  # transpiled circuits kept (a mutation run asks for the same few again and again)
@@ -163,9 +165,6 @@ def probabilities(
 ) -> np.ndarray:
     """Probabilities (N, 2^m) over the measured logical qubits, on the device (module docstring)."""
 
-    from qmltest.simulate import aer
-    from qmltest.simulate.noisy import density_fits
-
     if amplitude:
         raise InputError(
             "fake: targets transpile the model's circuit; an amplitude-encoded model's state is prepared "
@@ -188,7 +187,7 @@ def describe(model: object, cfg: object) -> dict | None:
     if cfg is None or not cfg.has("backend"):  # type: ignore[attr-defined]
         return None
     name = str(cfg.get("backend", "fake"))  # type: ignore[attr-defined]
-    job = model.job()  # type: ignore[attr-defined]
+    job = program.of_model(model)
     if model.amplitude:  # type: ignore[attr-defined]
         return {"device": name}
     first = job.groups[0] if job.groups else job  # several bases: the layout of the first (they share the body)

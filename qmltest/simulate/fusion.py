@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from qmltest.simulate.statevector import apply_t
+from qmltest.simulate.kernels import apply_t
 
 BLOCK_FROM_QUBITS = 12
 """From this width blocks grow to `BLOCK_WIDTH` qubits. Below it the state is cache-resident and

@@ -8,7 +8,9 @@ N(0, sigma) over-rotations of every numeric gate angle and averages the repetiti
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
@@ -17,14 +19,8 @@ from qiskit_aer import AerSimulator
 from qmltest.errors import InputError, SimulatorError
 from qmltest.noise import build
 from qmltest.noise.config import NoiseConfig
-from qmltest.simulate import aer
-
-MAX_DENSITY_BYTES = 4 * 2**30
-
-
-def density_fits(num_qubits: int) -> bool:
-    return 3 * 16 * 4**num_qubits <= MAX_DENSITY_BYTES
-
+from qmltest.simulate import aer, density
+from qmltest.simulate.memory import density_fits
 
 PREFIX_LIMIT = 0.75
 
@@ -81,10 +77,6 @@ def _prepared(circuit: QuantumCircuit, measured: list[int], cfg: NoiseConfig, re
     (circuit, readout, config): the repetitions draw from `cfg.seed` alone, so a mutant scored on a
     reference and on five suites back-propagates its projectors once, not six times (0.14 s per
     repetition on the 8-qubit HCQC). The numbers are those of an uncached call, bit for bit."""
-    import json
-
-    from qmltest.simulate import density
-
     key = (_circuit_key(circuit), tuple(measured), json.dumps(cfg.tables, sort_keys=True, default=str))
     hit = _PREPARED.get(key)
     if hit is not None:
@@ -122,6 +114,10 @@ def _drifted(circuit: QuantumCircuit, sigma: float, rng: np.random.Generator) ->
     return out
 
 
+PreparedRun = Callable[[density.Prepared, list[Parameter], np.ndarray, bool], np.ndarray]
+"""How a density-matrix engine runs a prepared circuit on a batch (numpy: `Prepared.run`)."""
+
+
 def probabilities(
     circuit: QuantumCircuit,
     measured: list[int],
@@ -129,46 +125,33 @@ def probabilities(
     encoded: np.ndarray,
     amplitude: bool,
     cfg: NoiseConfig,
-    backend: str = "numpy",
+    run_prepared: PreparedRun | None = None,
 ) -> np.ndarray:
-    """Noisy probabilities (N, 2^m) over `measured` for a batch of encoded inputs.
+    """Noisy probabilities (N, 2^m) over `measured` for a batch of encoded inputs, on a config's
+    channels (a fake device's noise is `device`'s).
 
-    backend 'numpy': the density-matrix engine (`qmltest.simulate.density`) on the same circuits,
-    where it applies (gate channels from the config, not a fake backend's model, and a density
-    matrix that fits); 'gpu': the same engine's prefix on the array kernel (`arraykernel.run_density`,
-    CuPy); otherwise, and with backend 'aer', Aer.
+    With `run_prepared`, a density-matrix engine on the same circuits (numpy's `Prepared.run`, or
+    the gpu backend's array kernel): each repetition's circuit compiled once, the input-independent
+    suffix folded into the readout operators. Without it, Aer.
     """
     circuit, _ = aer.dephased(circuit)  # mid-circuit measurements: dephasing, as on the noise-free paths
-    kernel = backend == "gpu"
-    if kernel and (cfg.has("backend") or not density_fits(circuit.num_qubits)):
-        raise InputError(
-            "the gpu backend runs a config's noise channels on density matrices that fit in memory; "
-            "for a fake device or a wider model use --backend numpy or aer"
-        )
-    if cfg.has("backend"):  # a fake device: transpiled to it, its noise and readout (`device`)
-        from qmltest.simulate import device
-
-        trajectories = int(cfg.get("noise", "trajectories", 200))
-        name = str(cfg.get("backend", "fake"))
-        return device.probabilities(circuit, measured, inputs, encoded, amplitude, name, cfg.seed, trajectories)
-    fast = kernel or (backend == "numpy" and numpy_applies(circuit, cfg))
-    density = density_fits(circuit.num_qubits)
-    method = "density_matrix" if density else "statevector"
-    shots = 1 if density else int(cfg.get("noise", "trajectories", 200))
+    fast = run_prepared is not None
+    dense = density_fits(circuit.num_qubits)
+    method = "density_matrix" if dense else "statevector"
+    shots = 1 if dense else int(cfg.get("noise", "trajectories", 200))
     reps, sigma = _drift(cfg)
     total = np.zeros((len(encoded), 2 ** len(measured)))
     try:
-        if fast:  # the density-matrix engine, circuits compiled once (transpiled as Aer would)
+        if run_prepared is not None:  # the density-matrix engine, circuits compiled once (transpiled as Aer would)
             for prep in _prepared(circuit, measured, cfg, reps, sigma):
-                run = _on_device if kernel else type(prep).run
-                total += run(prep, inputs, encoded, amplitude)
+                total += run_prepared(prep, inputs, encoded, amplitude)
         rng = np.random.default_rng(cfg.seed)
         for _ in range(0 if fast else reps):
             qc = _passes(circuit, cfg, sigma, rng)
             errors = build.gate_errors(cfg, qc)
             model = build.noise_model(cfg, qc, errors)
             sim = AerSimulator(method=method, noise_model=model, seed_simulator=cfg.seed)
-            total += aer.run_batch(sim, qc, measured, inputs, encoded, amplitude, density, shots)
+            total += aer.run_batch(sim, qc, measured, inputs, encoded, amplitude, dense, shots)
     except (SimulatorError, InputError):
         raise
     except Exception as exc:
@@ -177,22 +160,3 @@ def probabilities(
             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         ) from exc
     return build.apply_readout(total / reps, cfg)
-
-
-def _on_device(prep: object, inputs: list[Parameter], encoded: np.ndarray, amplitude: bool) -> np.ndarray:
-    """A prepared circuit's noisy probabilities on the gpu backend, in batches of inputs that fit
-    half its free memory (the vectors and matmul outputs: 2 x 16 x 4^n bytes per input)."""
-    from qmltest.simulate import arraykernel, engine, statevector
-
-    xp = arraykernel.namespace("gpu")
-    n = prep.n  # type: ignore[attr-defined]
-    chunk = engine.device_budget(xp, 2 * 16 * 4**n, f"{n} qubits (density matrix)")
-    out = []
-    for lo in range(0, len(encoded), chunk):
-        if amplitude:
-            out.append(arraykernel.read_states(xp, prep, encoded[lo : lo + chunk]))  # type: ignore[arg-type]
-            continue
-        rows = encoded[lo : lo + chunk]
-        values = statevector.feature_values(inputs, rows)
-        out.append(arraykernel.run_density(xp, prep, values, len(rows)))  # type: ignore[arg-type]
-    return np.concatenate(out) if out else np.zeros((0, prep.w.shape[1]))  # type: ignore[attr-defined]

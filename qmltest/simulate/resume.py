@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest.simulate import statevector
-from qmltest.simulate.engine import Circuit, _values, available_bytes, first_difference, reusable, start_columns
+from qmltest.simulate import kernels, statevector
+from qmltest.simulate.memory import available_bytes
+from qmltest.simulate.program import Circuit, first_difference, reusable, start_columns
+from qmltest.simulate.program import values as _values
 
 PREFIX_BYTES = 512 * 2**20
 """Memory the cached boundary states of one data set may take (prefix reuse)."""
@@ -101,7 +103,7 @@ class Checkpoints:
         stop = len(ops)
         for c in reversed(points):
             for op in reversed(ops[c:stop]):
-                v = statevector.apply_t(v, np.ascontiguousarray(op.matrix.T), op.qubits, n)  # type: ignore[union-attr]
+                v = kernels.apply_t(v, np.ascontiguousarray(op.matrix.T), op.qubits, n)  # type: ignore[union-attr]
             self.tails[c] = v.copy()
             stop = c
 

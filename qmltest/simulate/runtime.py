@@ -17,6 +17,7 @@ import numpy as np
 from qiskit import QuantumCircuit
 
 from qmltest.errors import InputError
+from qmltest.simulate import program
 
 
 @functools.cache
@@ -83,7 +84,7 @@ def circuits(model: object, name: str, seed: int) -> list[QuantumCircuit]:
 
     if model.amplitude:  # type: ignore[attr-defined]
         raise InputError("ibm: targets run the model's circuit; an amplitude-encoded state is prepared outside it")
-    job = model.job()  # type: ignore[attr-defined]
+    job = program.of_model(model)  # type: ignore[attr-defined]
     measured = tuple(job.measured)
     return [_isa(qasm3.dumps(g.circuit), measured, name, seed) for g in (job.groups or (job,))]
 
@@ -91,13 +92,13 @@ def circuits(model: object, name: str, seed: int) -> list[QuantumCircuit]:
 def counts(model: object, encoded: np.ndarray, name: str, shots: int, seed: int) -> np.ndarray:
     """Counts (N, G 2^m): `shots` per input in each of the G measurement bases, from one job."""
     isa = circuits(model, name, seed)
-    values = {p.name: encoded[:, i] for i, p in enumerate(model.job().inputs)}  # type: ignore[attr-defined]
+    values = {p.name: encoded[:, i] for i, p in enumerate(program.of_model(model).inputs)}  # type: ignore[attr-defined]
     pubs = []
     for c in isa:
         cols = [values[p.name] for p in c.parameters]
         pubs.append((c, np.stack(cols, axis=1) if cols else np.zeros((len(encoded), 0)), shots))
     result = _sampler(backend(name), seed).run(pubs).result()
-    size = 2 ** len(model.job().measured)  # type: ignore[attr-defined]
+    size = 2 ** len(program.of_model(model).measured)  # type: ignore[attr-defined]
     out = np.zeros((len(encoded), len(isa) * size), dtype=np.int64)
     for g, (c, pub) in enumerate(zip(isa, result)):
         bits = getattr(pub.data, c.cregs[0].name)

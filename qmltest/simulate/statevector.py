@@ -14,8 +14,10 @@ from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
 from qiskit.quantum_info import Operator
 
 from qmltest.errors import InputError
-from qmltest.simulate import gates
+from qmltest.readout import state_index_map
+from qmltest.simulate import fusion, gates
 from qmltest.simulate.expr import evaluate
+from qmltest.simulate.kernels import apply_t
 
 SKIPPED = {"barrier", "delay", "id"}
 
@@ -76,87 +78,19 @@ def compile_circuit(circuit: QuantumCircuit) -> list[Op]:
     return [op for op in ops if op is not None]
 
 
-_BY_GATE: dict[int, tuple[object, Op | None]] = {}
-"""Compiled op per IR gate object (held, so its id stays its own): a mutant shares all but its
-changed gates with the original, so compiling it costs only what changed."""
-GATE_CACHE_SIZE = 200_000
-
-
 def compile_gates(gates_: Iterable) -> list[Op]:
-    """Ops of IR gates (objects with `operation` and `qubits`), each gate object compiled once."""
+    """Ops of IR gates, each gate object compiled once: the op is kept in the gate's own memo, so
+    a mutant, which shares all but its changed gates with the original, compiles only what changed
+    and shares the original's ops by identity (prefix reuse compares them so)."""
     out: list[Op] = []
     for g in gates_:
-        hit = _BY_GATE.get(id(g))
-        if hit is None or hit[0] is not g:
-            if len(_BY_GATE) >= GATE_CACHE_SIZE:
-                _BY_GATE.clear()
-            hit = (g, compile_op(g.operation, tuple(g.qubits)))
-            _BY_GATE[id(g)] = hit
-        if hit[1] is not None:
-            out.append(hit[1])
+        memo = g.memo
+        if "op" not in memo:
+            memo["op"] = compile_op(g.operation, tuple(g.qubits))
+        op = memo["op"]
+        if op is not None:
+            out.append(op)
     return out
-
-
-def _components(state: np.ndarray, qubits: tuple[int, ...], n: int) -> tuple[np.ndarray, list[tuple]]:
-    """A view of a (2^n, N) state with one axis per target qubit, and the index of each basis state.
-
-    The batch is the last, contiguous axis, so every elementwise operation runs over >= N values.
-    """
-    batch = state.shape[1]
-    order = sorted(qubits, reverse=True)
-    shape: list[int] = []
-    prev = n
-    for q in order:
-        shape += [2 ** (prev - 1 - q), 2]
-        prev = q
-    shape += [2**prev, batch]
-    view = state.reshape(shape)
-    axis = {q: 1 + 2 * i for i, q in enumerate(order)}
-    index = []
-    for k in range(2 ** len(qubits)):
-        idx: list = [slice(None)] * len(shape)
-        for bit, q in enumerate(qubits):
-            idx[axis[q]] = (k >> bit) & 1
-        index.append(tuple(idx))
-    return view, index
-
-
-def apply_t(state: np.ndarray, m: np.ndarray, qubits: tuple[int, ...], n: int) -> np.ndarray:
-    """Apply a matrix (d, d), or per-input matrices (N, d, d), to a batch in (2^n, N) layout.
-
-    One qubit and one matrix for the batch: a single broadcast matmul over the state viewed as
-    (2^(n-1-q), 2, 2^q N), 2x faster than four scaled passes (31-52 against 52-117 us on 8 qubits
-    and 200 inputs); otherwise one scaled pass per nonzero entry."""
-    if m.ndim == 2 and len(qubits) == 1:
-        q = qubits[0]
-        return np.matmul(m, state.reshape(2 ** (n - 1 - q), 2, -1)).reshape(state.shape)
-    view, index = _components(state, qubits, n)
-    parts = [view[i] for i in index]
-    out = np.empty_like(view)
-    batched = m.ndim == 3
-    for k, ik in enumerate(index):
-        target = out[ik]
-        first = True
-        for j, part in enumerate(parts):
-            coef = m[:, k, j] if batched else m[k, j]
-            if not batched and coef == 0:
-                continue
-            if first:
-                if not batched and coef == 1:  # permutation gates (cx, swap): a copy, no multiply
-                    np.copyto(target, part)
-                else:
-                    np.multiply(coef, part, out=target)
-                first = False
-            else:
-                target += coef * part
-        if first:
-            target[...] = 0
-    return out.reshape(state.shape)
-
-
-def apply(psi: np.ndarray, m: np.ndarray, qubits: tuple[int, ...], n: int) -> np.ndarray:
-    """Apply a k-qubit matrix (d, d) or per-input matrices (N, d, d) to states psi (N, 2^n)."""
-    return np.ascontiguousarray(apply_t(np.ascontiguousarray(psi.T), m, qubits, n).T)
 
 
 def op_matrix(op: Op, values: dict[Parameter, np.ndarray], batch: int) -> np.ndarray:
@@ -226,8 +160,6 @@ def run_columns(
     builds the product state of every qubit's pending gates at once (an encoding layer costs about
     two passes instead of one per qubit), and input-independent gates on neighbouring qubits are
     multiplied into dense blocks of up to `fusion.width(n)` qubits (`fusion.Fuser`)."""
-    from qmltest.simulate import fusion
-
     batch = state.shape[1]
     run = fusion.Fuser(state, n, fusion.width(n), zero)
     cut = set(boundaries)
@@ -280,24 +212,6 @@ def probabilities_with_dephasing(
             if len(branches) > 1024:
                 raise InputError("more than 10 mid-circuit measurements: too many branches")
     return sum(marginal_probabilities(b, measured, n) for b in branches)
-
-
-def state_index_map(measured: list[int], n: int) -> np.ndarray:
-    """For every full basis index j, the index of its measured-register state."""
-    j = np.arange(2**n)
-    out = np.zeros(2**n, dtype=int)  # an array even for an empty register (every state -> outcome 0)
-    for i, q in enumerate(measured):
-        out |= ((j >> q) & 1) << i
-    return out
-
-
-def marginalize(full: np.ndarray, measured: list[int], n: int) -> np.ndarray:
-    """Probabilities over `measured` from probabilities over all n qubits (N, 2^n)."""
-    out = np.zeros((full.shape[0], 2 ** len(measured)))
-    idx = state_index_map(measured, n)
-    for s in range(out.shape[1]):
-        out[:, s] = full[:, idx == s].sum(axis=1)
-    return out
 
 
 _SUMS: dict[tuple[tuple[int, ...], int], np.ndarray] = {}

@@ -18,6 +18,7 @@ from qmltest.data import datasets
 from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError
 from qmltest.simulate import statevector
+from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo import architectures as archs
 
 EPS = 1e-12
@@ -202,7 +203,7 @@ def train(
 def accuracy(model: artifact.Model, x: np.ndarray, labels: np.ndarray) -> float:
     idx = {c: i for i, c in enumerate(model.classes)}
     y = np.array([idx[c] for c in labels])
-    return float(np.mean(model.predict(model.probabilities(x)) == y))
+    return float(np.mean(model.predict(model_probabilities(model, x)) == y))
 
 
 def _to_model(arch_name, built, bound, steps, mapping, classes, dataset) -> artifact.Model:
