@@ -74,7 +74,7 @@ def bench(path: str) -> None:
     print(f"  qmltest numpy batched, 1000 shots        : {t_shots * per:10.1f} us/input  x{t_naive / t_shots:7.1f}")
 
 
-def hardware_efficient(n: int, layers: int = 3) -> engine.Circuit:
+def hardware_efficient(n: int, layers: int = 3) -> program.Circuit:
     from qiskit import QuantumCircuit
     from qiskit.circuit import Parameter
 
@@ -89,17 +89,18 @@ def hardware_efficient(n: int, layers: int = 3) -> engine.Circuit:
             qc.rz(float(rng.uniform(0, np.pi)), q)
         for q in range(n - 1):
             qc.cx(q, q + 1)
-    return engine.Circuit(qc, (0,), tuple(x))
+    return program.Circuit(qc, (0,), tuple(x))
 
 
 def scaling(sizes: tuple[int, ...] = (4, 8, 12, 14, 16, 18, 20), batch: int = 64) -> None:
     import tracemalloc
 
     from qmltest.errors import InputError
-    from qmltest.simulate import arraykernel, backend
+    from qmltest.simulate import arraykernel
+    from qmltest.simulate.backends import REGISTRY
 
     try:
-        arraykernel.namespace("gpu")
+        arraykernel.namespace()
         gpu = True
     except InputError:
         gpu = False  # no CuPy or no CUDA device: the column says so
@@ -119,7 +120,9 @@ def scaling(sizes: tuple[int, ...] = (4, 8, 12, 14, 16, 18, 20), batch: int = 64
             repeat = 1 if n > 16 else 3
             t_np = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "numpy"), repeat=repeat)
             t_aer = timed(lambda job=job, enc=enc: engine.probabilities(job, enc, "aer"), repeat=repeat)
-            t_auto = t_np if backend.for_job("auto", job) == "numpy" else t_aer  # auto runs one of the two
+            t_auto = (
+                t_np if REGISTRY.for_job("auto", job).capabilities.prefix_reuse else t_aer
+            )  # auto runs one of the two
             tracemalloc.start()
             engine.probabilities(job, enc, "numpy")
             peak = tracemalloc.get_traced_memory()[1]

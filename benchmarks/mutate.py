@@ -87,7 +87,8 @@ def prefix_reuse(name: str) -> None:
     kernel = {}  # the array kernel, mutants x inputs in signature groups: numpy here, CuPy where present
     for name_ in ("numpy", "gpu"):
         try:
-            arraykernel.namespace(name_)
+            if name_ == "gpu":
+                arraykernel.namespace()
         except InputError:
             continue
         jobs = [program.of_model(m) for m in mutants]

@@ -47,7 +47,7 @@ def test_qcl_under_depolarizing_equals_aer() -> None:
     np.testing.assert_allclose(fast, engine.probabilities(program.of_model(model), enc, "aer", cfg), rtol=0, atol=1e-9)
 
 
-def _mid_circuit() -> engine.Circuit:
+def _mid_circuit() -> program.Circuit:
     x = [Parameter("x0"), Parameter("x1")]
     qc = QuantumCircuit(3)
     qc.h(0)
@@ -62,7 +62,7 @@ def _mid_circuit() -> engine.Circuit:
     body.cx(1, 2)
     body.crz(0.4, 2, 0)
     body.ry(0.3, 0)
-    return engine.Circuit(body, (0, 2), tuple(x))
+    return program.Circuit(body, (0, 2), tuple(x))
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from qiskit.quantum_info import Statevector
 from scipy import stats
 
 from qmltest.errors import InputError
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
 from qmltest.simulate.statevector import marginal_probabilities
 
 ONE_Q = ["rx", "ry", "rz", "p", "h", "x", "sx", "t", "s"]
@@ -56,7 +56,7 @@ def test_numpy_and_aer_match_statevector(n: int) -> None:
     measured = [int(q) for q in rng.permutation(n)[: min(n, 3)]]
     feats = rng.uniform(-np.pi, np.pi, (6, 3))
     used = [p for p in inputs if p in qc.parameters]
-    job = engine.Circuit(qc, tuple(measured), tuple(used))
+    job = program.Circuit(qc, tuple(measured), tuple(used))
     cols = [inputs.index(p) for p in used]
     ref = reference(qc, used, feats[:, cols], measured)
     for backend in ("numpy", "aer"):
@@ -66,7 +66,7 @@ def test_numpy_and_aer_match_statevector(n: int) -> None:
 
 def test_feature_map_expressions_evaluated_per_input() -> None:
     fm = zz_feature_map(3)
-    job = engine.Circuit(fm, (0, 1, 2), tuple(fm.parameters))
+    job = program.Circuit(fm, (0, 1, 2), tuple(fm.parameters))
     feats = np.random.default_rng(0).uniform(0, 2, (5, 3))
     ref = reference(fm, list(fm.parameters), feats, [0, 1, 2])
     np.testing.assert_allclose(engine.probabilities(job, feats), ref, atol=1e-9)
@@ -78,7 +78,7 @@ def test_amplitude_encoding_numpy_matches_aer() -> None:
     qc = qc.assign_parameters({p: 0.3 for p in qc.parameters})
     states = rng.normal(size=(5, 16)) + 0j
     states /= np.linalg.norm(states, axis=1, keepdims=True)
-    job = engine.Circuit(qc, (1, 3), (), amplitude=True)
+    job = program.Circuit(qc, (1, 3), (), amplitude=True)
     ref = []
     for s in states:
         ref.append(marginal_probabilities(Statevector(s).evolve(qc).data[None], [1, 3], 4)[0])
@@ -107,7 +107,7 @@ def test_too_many_qubits_refused_with_memory() -> None:
     for n in (40, 30):
         qc = QuantumCircuit(n)
         with pytest.raises(InputError, match=r"need about [0-9.]+ GiB .* but [0-9.]+ GiB are available"):
-            engine.probabilities(engine.Circuit(qc, (0,), ()), np.zeros((1, 0)))
+            engine.probabilities(program.Circuit(qc, (0,), ()), np.zeros((1, 0)))
 
 
 def test_wrong_feature_count() -> None:
@@ -115,7 +115,7 @@ def test_wrong_feature_count() -> None:
     qc = QuantumCircuit(1)
     qc.rx(x, 0)
     with pytest.raises(InputError, match="feature count"):
-        engine.probabilities(engine.Circuit(qc, (0,), (x,)), np.zeros((2, 3)))
+        engine.probabilities(program.Circuit(qc, (0,), (x,)), np.zeros((2, 3)))
 
 
 @pytest.mark.parametrize("measured", [[0, 1], [3, 0], [5], [1, 4, 2], []])

@@ -9,7 +9,7 @@ from qiskit import QuantumCircuit
 from qiskit.circuit import Parameter
 from qiskit.quantum_info import Statevector
 
-from qmltest.simulate import engine, fusion, statevector
+from qmltest.simulate import engine, fusion, program, statevector
 
 
 def _random_circuit(n: int, seed: int, gates: int = 60) -> tuple[QuantumCircuit, list[Parameter]]:
@@ -46,7 +46,7 @@ def test_fused_runs_equal_statevector(n: int, seed: int) -> None:
     qc, x = _random_circuit(n, seed)
     enc = np.random.default_rng(seed).uniform(0, 3, (3, n))
     measured = tuple(range(n)) if seed % 2 else (0, n - 1)
-    job = engine.Circuit(qc, measured, tuple(x))
+    job = program.Circuit(qc, measured, tuple(x))
     probs = engine.probabilities(job, enc, "numpy")
     for i in range(len(enc)):
         ref = Statevector(qc.assign_parameters(dict(zip(x, enc[i])))).probabilities(list(measured))

@@ -14,6 +14,7 @@ from qmltest import ir as irmod
 from qmltest.mutation import registry, sites
 from qmltest.mutation.classic import AddGate, RemoveGate, ReplaceGate
 from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
+from qmltest.simulate import program
 from qmltest.simulate.runner import model_probabilities
 
 
@@ -177,7 +178,7 @@ def test_mid_circuit_measurement_is_dephasing_on_both_backends() -> None:
     qc.measure(0, 0)  # outcome unused, qubit used later: complete dephasing
     qc.h(0)
     qc.cx(0, 1)
-    job = engine.Circuit(qc, (0, 1), ())
+    job = program.Circuit(qc, (0, 1), ())
     for backend in ("numpy", "aer"):
         np.testing.assert_allclose(engine.probabilities(job, np.zeros((1, 0)), backend), [[0.5, 0, 0, 0.5]], atol=1e-12)
 

@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 from qmltest.errors import InputError
 from qmltest.noise.build import apply_readout, with_random_insertion
 from qmltest.noise.config import from_dict, load
-from qmltest.simulate import engine
+from qmltest.simulate import engine, program
 from qmltest.simulate.runner import model_probabilities
 
 
 def run(qc: QuantumCircuit, measured: tuple[int, ...], tables: dict) -> np.ndarray:
-    return engine.probabilities(engine.Circuit(qc, measured, ()), np.zeros((1, 0)), noise=from_dict(tables))[0]
+    return engine.probabilities(program.Circuit(qc, measured, ()), np.zeros((1, 0)), noise=from_dict(tables))[0]
 
 
 @pytest.mark.parametrize("p", [0.02, 0.1, 0.4])
@@ -49,7 +49,7 @@ def test_crosstalk_changes_only_the_coupled_spectator() -> None:
     qc.h(2)
     theta = 0.3
     noisy = run(qc, (0, 1, 2), {"crosstalk": {"zz_angle": theta, "coupling": "line"}})
-    clean = engine.probabilities(engine.Circuit(qc, (0, 1, 2), ()), np.zeros((1, 0)))[0]
+    clean = engine.probabilities(program.Circuit(qc, (0, 1, 2), ()), np.zeros((1, 0)))[0]
     marg = lambda p, q: p.reshape(2, 2, 2).sum(axis=tuple(a for a in range(3) if a != 2 - q))  # noqa: E731
     for q in (0, 1):
         np.testing.assert_allclose(marg(noisy, q), marg(clean, q), atol=1e-12)

@@ -92,7 +92,7 @@ class Evaluator:
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
         if self._batched:
-            hit = self._batched.get((program.content_key(program.of_model(model)), data.fingerprint), None)
+            hit = self._batched.pop((program.content_key(program.of_model(model)), data.fingerprint), None)
             if hit is not None:
                 return hit
         encoded = data.encoded

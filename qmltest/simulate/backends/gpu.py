@@ -17,7 +17,7 @@ class GpuBackend(Backend):
     capabilities = Capabilities(mutant_batching=True, noise=True, device_targets=False)
 
     def probabilities(self, job: program.Circuit, encoded: np.ndarray) -> np.ndarray:
-        return arraykernel.probabilities(arraykernel.namespace(self.name), job, encoded, self.name)
+        return arraykernel.probabilities(arraykernel.namespace(), job, encoded, self.name)
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
         circuit = aer.dephased(job.circuit)[0]
@@ -26,7 +26,7 @@ class GpuBackend(Backend):
                 "the gpu backend runs a config's noise channels on density matrices that fit in memory; "
                 "for a fake device or a wider model use --backend numpy or aer"
             )
-        xp = arraykernel.namespace(self.name)
+        xp = arraykernel.namespace()
         inputs, feats = program.bound_inputs(job, encoded)
 
         def run(prep, inputs, encoded, amplitude):  # type: ignore[no-untyped-def]
@@ -35,6 +35,4 @@ class GpuBackend(Backend):
         return noisy.probabilities(circuit, list(job.measured), inputs, feats, job.amplitude, noise, run)  # type: ignore[arg-type]
 
     def probabilities_many(self, jobs: list, encoded: np.ndarray) -> list[np.ndarray]:
-        return arraykernel.probabilities_many(
-            arraykernel.namespace(self.name), jobs, encoded, self.name, self.probabilities
-        )
+        return arraykernel.probabilities_many(arraykernel.namespace(), jobs, encoded, self.name, self.probabilities)
