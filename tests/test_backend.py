@@ -327,7 +327,9 @@ def test_readme_adding_a_backend_block_runs(iris_model, tmp_path) -> None:
         assert np.max(np.abs(engine.probabilities(job, x, "qiskit-sv") - engine.probabilities(job, x, "aer"))) < 1e-9
         out: dict[str, dict] = {}
         for name in ("numpy", "qiskit-sv"):
-            ev = runner.invoke(app, ["evaluate", str(iris_model), "--data", "iris", "--exact", "--backend", name, "--json", "-"])
+            ev = runner.invoke(
+                app, ["evaluate", str(iris_model), "--data", "iris", "--exact", "--backend", name, "--json", "-"]
+            )
             assert ev.exit_code == 0, ev.output
             args = ["mutate", str(iris_model), "--suite", "qml", "--operators", "ALD,LS", "--test", "iris:test"]
             args += ["--exact", "--null-copies", "3", "--backend", name, "--json", str(tmp_path / f"{name}.json"), "-q"]

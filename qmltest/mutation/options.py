@@ -7,7 +7,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 from qmltest.errors import InputError
-from qmltest.mutation import criteria
+from qmltest.mutation import criteria, sampling
 from qmltest.mutation.generate import Settings
 from qmltest.mutation.scope import Scope
 
@@ -54,6 +54,8 @@ class Options:
     shots_budget: int | None = None  # sequential: most shots per (mutant, input); default 5 x repeats x shots
     power: float = 0.8  # sequential: 1 - beta, the chance a mutant at the effect / margin is not survived
     margin: float = 0.3  # sequential majority: the vote-probability drop survival must rule out
+    sample: int | None = None  # site strategies: score a stratified random sample of this many sites
+    precision: float | None = None  # site strategies: sample until the score's interval is narrower
 
     @property
     def max_repeats(self) -> int:
@@ -128,9 +130,15 @@ class Options:
                 raise InputError(f"--margin must be in (0, 1), got {out.margin}")
         elif out.shots_budget is not None:
             raise InputError("--shots-budget applies to --sequential runs")
+        sampling.check(out.sample, out.precision)
+        if (out.sample or out.precision) and out.strategy == "search":
+            raise InputError("--sample and --precision sample the site strategies; search (Algorithm 1) samples itself")
         return out
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["operators"] = list(self.operators)
+        for key in ("sample", "precision"):  # unsampled runs keep the report they always had
+            if d[key] is None:
+                del d[key]
         return d

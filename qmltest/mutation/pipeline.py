@@ -279,6 +279,8 @@ class _Run:
             return iter(made), len(made)
         ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
         planned = sites.plan(self.original, ops, opts.strategy)
+        if opts.sample is not None:
+            planned, self.generation["sampling"] = sites.sampled(planned, opts.sample, opts.seed)
         self.tick(0, more=planned.total)  # one tick per site made; duplicates come off the total at the end
         return iter_sites(self.original, planned, self.tick, self.generation), planned.total
 

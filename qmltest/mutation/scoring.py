@@ -10,7 +10,7 @@ import numpy as np
 from qmltest import intervals, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.mutation import criteria, stats
+from qmltest.mutation import criteria, sampling, stats
 from qmltest.mutation.evaluate import seed_of
 from qmltest.mutation.mutant import Mutant
 from qmltest.mutation.options import FORMAT
@@ -60,6 +60,10 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         for m in scored:
             if m["id"] in verdicts:
                 matrix_rows[m["id"]].append(int(verdicts[m["id"]]["killed"]))
+    sample = data["generation"].get("sampling")
+    if sample:
+        for summary in suites_out.values():
+            summary["sampling"] = sampled_score(sample, summary["per_operator"])
     mutants = [_mutant_row(m, verdicts_by_suite) for m in data["mutants"]]
     first = next(iter(suites_out.values()), None)
     per_operator_status: dict[str, dict] = {}
@@ -81,6 +85,7 @@ def build_report(data: dict, criterion: str, correction: str, scoring: str) -> d
         "suites": suites_out,
         "mutation_score": None if first is None else first["mutation_score"],
         "mutation_score_interval": None if first is None else first["mutation_score_interval"],
+        **({"sampling": first["sampling"]} if sample and first is not None else {}),
         "warnings": warnings,
         "operators": dict(sorted(per_operator_status.items())),
         "kill_matrix": {
@@ -107,6 +112,31 @@ def _verdicts(data: dict, name: str, meta: dict, scored: list[dict]) -> tuple[di
         v["killed"] = bool(v["killed_classes"]) if by_class else v["killed_overall"]
         v["undecided"] = bool(v.get("undecided_classes" if by_class else "undecided_overall"))
     return verdicts, criteria.decide(data["null"][name], labels, *args)
+
+
+def sampled_score(sample: dict, per_operator: dict) -> dict:
+    """A sampled run's estimate of the whole population's kill rate (killed / scored) with its
+    stratified, finite-population interval (`qmltest.mutation.sampling`), and sampled k of K."""
+    strata = {
+        op: sampling.Stratum(
+            population=size,
+            sampled=sample["sampled"].get(op, 0),
+            scored=(per_operator.get(op) or {}).get("total", 0),
+            killed=(per_operator.get(op) or {}).get("killed", 0),
+        )
+        for op, size in sample["population"].items()
+    }
+    est = sampling.estimate(strata)
+    return {
+        "sampled": sum(sample["sampled"].values()),
+        "population": sum(sample["population"].values()),
+        "per_operator": {op: [sample["sampled"].get(op, 0), size] for op, size in sample["population"].items()},
+        "seed": sample["seed"],
+        "estimate": est["estimate"],
+        "interval": est["interval"],
+        "confidence": 0.95,
+        "method": "stratified by operator, finite-population corrected (Cochran Eq. 5.6; Agresti-Coull per stratum)",
+    }
 
 
 def _suite_summary(info: dict, verdicts: dict, null: dict, scored: list[dict], meta: dict) -> dict:
