@@ -66,11 +66,11 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
-def base_path(ref: str, folder: Path) -> Path:
+def base_path(ref: str, folder: Path, side: str = "base") -> Path:
     """A PYTHONPATH that imports the library and CLI of commit `ref` (a detached git worktree)."""
-    tree = folder / "base"
+    tree = folder / side
     subprocess.run(["git", "worktree", "add", "--detach", str(tree), ref], cwd=ROOT, check=True, capture_output=True)
-    path = folder / "path"
+    path = folder / f"path-{side}"
     path.mkdir()
     (path / "qmltest").symlink_to(tree / "qmltest")
     (path / "qmltest_cli").symlink_to(tree / "cli")
@@ -98,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="eb41399", help="commit before the seam")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--new", default="", help="commit for the new side (default: this working tree)")
     parser.add_argument("--only", default="", help="comma-separated command labels (default: all)")
     opts = parser.parse_args()
     from scipy.stats import mannwhitneyu
@@ -106,6 +107,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="qmltest-seam-"))
     try:
         base = base_path(opts.base, folder)
+        new = base_path(opts.new, folder, "new") if opts.new else None
         profile = folder / "profile.json"
         run(["profile", f"{MODELS}/qcnn-mnist01", "--out", str(profile), "-q"], folder, None)
         print(f"base {opts.base} against this tree, {opts.runs} alternating runs each; wall seconds, start-up included")
@@ -115,7 +117,7 @@ def main() -> None:
             times: dict[str, list[float]] = {"base": [], "new": []}
             digests: dict[str, set[str]] = {"base": set(), "new": set()}
             for i in range(opts.runs):
-                for side, path in (("base", base), ("new", None)):
+                for side, path in (("base", base), ("new", new)):
                     args = [a.replace("{profile}", str(profile)) for a in COMMANDS[label]]
                     wall, sha = run(args, folder / side / label.replace(" ", "_") / str(i), path)
                     times[side].append(wall)
@@ -131,7 +133,8 @@ def main() -> None:
             print(f"{label:24} {'yes' if same else 'NO':>10} {b:8.2f} {n:8.2f} {n / b:8.2f} {p:13.3f}")
         print("every report byte-identical" if all_same else "SOME REPORTS DIFFER")
     finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(folder / "base")], cwd=ROOT, check=False)
+        for side in ("base", "new"):
+            subprocess.run(["git", "worktree", "remove", "--force", str(folder / side)], cwd=ROOT, check=False)
         shutil.rmtree(folder, ignore_errors=True)
 
 

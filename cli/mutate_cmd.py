@@ -33,6 +33,7 @@ from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
 from qmltest.mutation import operators as ops
 from qmltest.mutation import pipeline, registry, sites, stryker
+from qmltest.mutation import precision as precision_mod
 from qmltest.mutation.evaluate import Data
 from qmltest.mutation.gates import CATEGORIES, categories_of
 from qmltest.mutation.generate import Settings
@@ -112,6 +113,12 @@ def mutate(
     seed: int = typer.Option(0, min=0, help="Root seed of every random choice."),
     null_copies: int = typer.Option(pipeline.NULL_COPIES, help="Identical copies scored as mutants (null control)."),
     sequential: bool = typer.Option(False, "--sequential", help="Stop sampling a mutant once its verdict is known."),
+    sample: int = typer.Option(
+        None, "--sample", help="Score a random sample of N sites, stratified by operator (with --precision: the first)."
+    ),
+    precision: float = typer.Option(
+        None, "--precision", help="Sample (doubling) until the score's 95% interval is narrower than W."
+    ),
     shots_budget: int = typer.Option(
         None, help="--sequential: most shots per (mutant, input); default 5 x repeats x shots."
     ),
@@ -177,6 +184,8 @@ def mutate(
         distribution=distribution,
         scale=scale,
         null_copies=null_copies,
+        sample=sample,
+        precision=precision,
         sequential=sequential,
         shots_budget=shots_budget,
         power=power,
@@ -218,6 +227,13 @@ def mutate(
     with contextlib.ExitStack() as stack:
         if stryker_out and out_dir is None:  # the mutants' texts give each Stryker mutant its replacement
             out_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qmltest-"))) / "run"
+        plan = precision_mod.projection(model, suites, opts, backend)
+        if plan and not quiet:
+            err.print(
+                f"{plan['mutants']} mutants x {plan['inputs']} inputs on {plan['backend']}: "
+                f"projected {plan['seconds']:.0f} s (at most; prefix reuse and equivalences cut it)",
+                markup=False,
+            )
         with progress_bar("mutating", None, quiet) as advance:
             result, timing = pipeline.run(
                 model, suites, opts, ref, cells, out_dir, force, advance, cfg, command_line(), where, backend

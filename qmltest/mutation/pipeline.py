@@ -27,7 +27,7 @@ import numpy as np
 from qmltest import parallel, report
 from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.mutation import registry, runfolder, sites
+from qmltest.mutation import precision, registry, runfolder, sampling, sites
 from qmltest.mutation.evaluate import Data, Evaluator
 from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipeline's public names)
     EvalShared,
@@ -106,7 +106,16 @@ def run(
     the report does not depend on it.
     """
     with parallel.session(where), runfolder.released():
-        return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where, backend)
+        if opts.precision is None:
+            return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where, backend)
+
+        def one_round(sample: int, folder: Path, first: bool) -> tuple[dict, dict]:
+            round_opts = replace(opts, sample=sample)
+            args = (original, suites, round_opts, reference, cells, folder, fresh and first, progress, noise, command)
+            with runfolder.released():  # the next round opens the same folder
+                return _run(*args, where, backend)
+
+        return precision.until(original, opts, out, one_round)
 
 
 def _run(
@@ -279,8 +288,13 @@ class _Run:
             return iter(made), len(made)
         ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
         planned = sites.plan(self.original, ops, opts.strategy)
-        if opts.sample is not None:
-            planned, self.generation["sampling"] = sites.sampled(planned, opts.sample, opts.seed)
+        if opts.sample is not None:  # every mutant made and de-duplicated first, then a sample of them scored
+            made = list(iter_sites(self.original, planned, lambda k=1, more=0: None, self.generation))
+            picked, self.generation["sampling"] = sampling.sample_mutants(made, opts.sample, opts.seed)
+            self.tick(0, more=len(picked))
+            for _ in picked:
+                self.tick(1)
+            return iter(picked), len(picked)
         self.tick(0, more=planned.total)  # one tick per site made; duplicates come off the total at the end
         return iter_sites(self.original, planned, self.tick, self.generation), planned.total
 

@@ -3,10 +3,12 @@
 Random and operator-stratified mutant sampling are how mutation testers cut cost (Zhang et al.,
 "Operator-based and random mutant selection", ICSE 2010; Gopinath et al., "How hard does mutation
 analysis have to be, anyway?", ISSRE 2015): the score of a random sample estimates the score of all
-mutants, and its interval says how well. Here each operator is a stratum h holding N_h sites; a
-sample of n sites is allocated in proportion to N_h (largest remainders, at least one site per
-non-empty stratum), and within a stratum the sites are the first n_h of a seeded permutation, so a
-larger sample (the next round of `--precision`) contains the smaller one and resumes it.
+mutants, and its interval says how well. Here each operator is a stratum h holding N_h mutants; a
+sample of n mutants is allocated in proportion to N_h (largest remainders, at least one site per
+non-empty stratum), and within a stratum the mutants are the first n_h of a seeded permutation, so
+a larger sample (the next round of `--precision`) contains the smaller one and resumes it. The
+population is the run's distinct competent mutants (generated and de-duplicated first, which costs
+no simulation), so the estimate is of the score a full run reports.
 
 The population score is estimated by the stratified mean (Cochran, Sampling Techniques, 1977,
 Eq. 5.1 and 5.6): p = sum_h W_h p_h with W_h = N_h / N, and
@@ -68,6 +70,22 @@ def chosen(size: int, take: int, seed: int, stratum: str) -> list[int]:
     return sorted(int(i) for i in order[:take])
 
 
+def sample_mutants(mutants: list, n: int, seed: int) -> tuple[list, dict]:
+    """A stratified random sample of n of the run's distinct competent mutants (the population a
+    full run scores), proportional per operator; incompetent ones are kept (they cost nothing and
+    the report counts them). Generation order is kept, so the same seed gives the same run. Also
+    the record the report keeps: population and sample per operator."""
+    by_op: dict[str, list[int]] = {}
+    for i, m in enumerate(mutants):
+        if m.status == "scored":
+            by_op.setdefault(m.operator, []).append(i)
+    sizes = {op: len(rows) for op, rows in by_op.items()}
+    take = allocate(sizes, n)
+    keep = {rows[j] for op, rows in by_op.items() for j in chosen(len(rows), take[op], seed, op)}
+    picked = [m for i, m in enumerate(mutants) if m.status != "scored" or i in keep]
+    return picked, {"population": sizes, "sampled": take, "seed": seed}
+
+
 @dataclass(frozen=True)
 class Stratum:
     """One operator's sample: sites in the population, sites sampled, and of the sampled mutants
@@ -82,15 +100,18 @@ class Stratum:
 def estimate(strata: dict[str, Stratum], z: float = Z95) -> dict:
     """The stratified score estimate of the whole population and its interval (module docstring).
 
-    A stratum with no scored mutant (all equivalent, incompetent or duplicates) is left out and its
-    weight goes to the others, as its mutants would not count in a full run either."""
-    used = {h: s for h, s in strata.items() if s.scored > 0}
-    weight_total = sum(s.population for s in used.values())
+    A stratum's weight is its population times the share of its sampled mutants that were scored
+    (not found equivalent or left undecided), the mutants a full run would count; a stratum with
+    none scored drops out. The weights are taken as known (the equivalent share is near 0 or 1 per
+    operator), so the interval carries the kill-rate uncertainty only."""
+    used = {h: s for h, s in strata.items() if s.scored > 0 and s.sampled > 0}
+    sizes = {h: s.population * s.scored / s.sampled for h, s in used.items()}
+    weight_total = sum(sizes.values())
     if not weight_total:
         return {"estimate": None, "interval": None, "half_width": None}
     p = var = 0.0
-    for s in used.values():
-        w = s.population / weight_total
+    for h, s in used.items():
+        w = sizes[h] / weight_total
         p += w * s.killed / s.scored
         fpc = max(0.0, 1.0 - s.sampled / s.population) if s.population else 0.0
         adj = (s.killed + z * z / 2) / (s.scored + z * z)
@@ -99,11 +120,13 @@ def estimate(strata: dict[str, Stratum], z: float = Z95) -> dict:
     return {"estimate": p, "interval": [max(0.0, p - half), min(1.0, p + half)], "half_width": half}
 
 
+FIRST_ROUND = 64
+"""Sites of the first `--precision` round (unless `--sample` gives another); each round doubles."""
+
+
 def check(sample: int | None, precision: float | None) -> None:
-    """Ranges of `--sample` and `--precision` (one line, exit 2)."""
+    """Ranges of `--sample` and `--precision` (one line, exit 2); with both, N is the first round."""
     if sample is not None and sample < 1:
         raise InputError(f"--sample must be at least 1, got {sample}")
     if precision is not None and not 0.0 < precision < 1.0:
         raise InputError(f"--precision must be an interval width in (0, 1), got {precision}")
-    if sample is not None and precision is not None:
-        raise InputError("give --sample N (a fixed sample) or --precision W (sample until the interval is narrower)")

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
-from qmltest.mutation import sampling
 from qmltest.mutation.canonical import canonical
 from qmltest.mutation.mutant import Mutant, content, mutant_id
 from qmltest.mutation.qml import QmlOperator, Site
@@ -44,19 +43,6 @@ def plan(model: Model, ops: list[QmlOperator], strategy: str) -> Plan:
         commuting = len(op.sites(model, False)) - len(found) if directed else 0  # what directed sites leave out
         rows.append((op, found, commuting))
     return Plan(strategy, tuple(rows))
-
-
-def sampled(planned: Plan, n: int, seed: int) -> tuple[Plan, dict]:
-    """A stratified random sample of n sites, proportional per operator (`sampling.allocate`),
-    nested across n for one seed; and the record the report keeps: population and sample per
-    operator."""
-    sizes = {op.name: len(found) for op, found, _ in planned.sites}
-    take = sampling.allocate(sizes, n)
-    rows = tuple(
-        (op, tuple(found[i] for i in sampling.chosen(len(found), take[op.name], seed, op.name)), commuting)
-        for op, found, commuting in planned.sites
-    )
-    return Plan(planned.strategy, rows), {"population": sizes, "sampled": take, "seed": seed}
 
 
 def generate(model: Model, ops: list[QmlOperator], strategy: str) -> tuple[list[Mutant], dict]:
