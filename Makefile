@@ -8,7 +8,7 @@ EXTRAS ?= dev,pennylane,hardware,torch
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test test-slow test-browser lint bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test test-slow test-browser lint bench-scale bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -52,6 +52,14 @@ bench-engine: install
 BASE ?= 5042fdb
 bench-mutate-wide: install
 	$(PY) benchmarks/mutate_wide.py --base $(BASE)
+
+# The QML suite at 8, 12 and 16 qubits (16: a stratified sample) against Aer with batched binds, peak RSS.
+bench-scale: install
+	$(PY) benchmarks/scale.py
+
+# Reports byte for byte and wall time against the commit before the simulator seam.
+bench-seam: install
+	$(PY) benchmarks/seam.py
 
 bench-coverage: install
 	$(PY) benchmarks/coverage.py

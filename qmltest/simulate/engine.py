@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.errors import InputError
-from qmltest.noise.build import is_trivial
 from qmltest.simulate import memory, program
 from qmltest.simulate.backend import Backend
 from qmltest.simulate.backends import REGISTRY
@@ -32,6 +31,8 @@ def probabilities(
     if job.groups:  # each basis chosen with weight 1/G (readout.observable_columns reads them so)
         parts = [probabilities(g, encoded, backend, noise) for g in job.groups]
         return np.concatenate(parts, axis=1) / len(parts)
+    if noise is not None:  # noise models load Aer's noise module: only when a config is given
+        from qmltest.noise.build import is_trivial
     noisy = noise is not None and not is_trivial(noise)  # type: ignore[arg-type]
     chosen = REGISTRY.for_run(backend, job, noise if noisy else None)
     if noisy:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest.simulate import aer, noisy, program
+from qmltest.simulate import aer, program
 from qmltest.simulate.backend import Backend, Capabilities
 
 US_PER_INPUT = 150.0
@@ -29,6 +29,8 @@ class AerBackend(Backend):
         return aer.probabilities(job.circuit, list(job.measured), inputs, feats, None)
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
+        from qmltest.simulate import noisy  # Aer's noise module: loaded for noisy runs only
+
         inputs, feats = program.bound_inputs(job, encoded)
         return noisy.probabilities(job.circuit, list(job.measured), inputs, feats, job.amplitude, noise)  # type: ignore[arg-type]
 

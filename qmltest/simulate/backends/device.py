@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.errors import InputError
-from qmltest.simulate import aer, device, program
+from qmltest.simulate import aer, program
 from qmltest.simulate.backend import Backend, Capabilities
 
 
@@ -20,6 +20,8 @@ class DeviceBackend(Backend):
         raise InputError("the device entry runs a fake device's noise: give --target fake:NAME")
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
+        from qmltest.simulate import device  # the fake provider and noise models: loaded for targets only
+
         inputs, feats = program.bound_inputs(job, encoded)
         circuit = aer.dephased(job.circuit)[0]
         trajectories = int(noise.get("noise", "trajectories", 200))  # type: ignore[attr-defined]

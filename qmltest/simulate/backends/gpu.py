@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.errors import InputError
-from qmltest.simulate import aer, arraykernel, memory, noisy, program
+from qmltest.simulate import aer, memory, program
 from qmltest.simulate.backend import Backend, Capabilities
 
 
@@ -17,9 +17,13 @@ class GpuBackend(Backend):
     capabilities = Capabilities(mutant_batching=True, noise=True, device_targets=False)
 
     def probabilities(self, job: program.Circuit, encoded: np.ndarray) -> np.ndarray:
+        from qmltest.simulate import arraykernel
+
         return arraykernel.probabilities(arraykernel.namespace(), job, encoded, self.name)
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
+        from qmltest.simulate import arraykernel, noisy
+
         circuit = aer.dephased(job.circuit)[0]
         if not memory.density_fits(circuit.num_qubits):
             raise InputError(
@@ -35,4 +39,6 @@ class GpuBackend(Backend):
         return noisy.probabilities(circuit, list(job.measured), inputs, feats, job.amplitude, noise, run)  # type: ignore[arg-type]
 
     def probabilities_many(self, jobs: list, encoded: np.ndarray) -> list[np.ndarray]:
+        from qmltest.simulate import arraykernel
+
         return arraykernel.probabilities_many(arraykernel.namespace(), jobs, encoded, self.name, self.probabilities)

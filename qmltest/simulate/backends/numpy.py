@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest.simulate import aer, arraykernel, density, memory, noisy, program, statevector
+from qmltest.simulate import memory, program, statevector
 from qmltest.simulate.backend import Backend, Capabilities
 
 NS_PER_OP_AMPLITUDE = 0.5
@@ -33,6 +33,8 @@ class NumpyBackend(Backend):
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
         """The density-matrix engine where `noisy.numpy_applies`, else Aer's noisy path."""
+        from qmltest.simulate import aer, density, noisy  # Aer's noise module: loaded for noisy runs only
+
         inputs, feats = program.bound_inputs(job, encoded)
         circuit = aer.dephased(job.circuit)[0]
         run = density.Prepared.run if noisy.numpy_applies(circuit, noise) else None  # type: ignore[arg-type]
@@ -40,6 +42,8 @@ class NumpyBackend(Backend):
 
     def probabilities_many(self, jobs: list, encoded: np.ndarray) -> list[np.ndarray]:
         """The array kernel on numpy, mutants x inputs (the gpu path's arithmetic, checked here)."""
+        from qmltest.simulate import arraykernel
+
         return arraykernel.probabilities_many(np, jobs, encoded, self.name, self.probabilities)
 
     def estimate_us(self, num_qubits: int, measured: int, ops: int) -> float:
