@@ -30,7 +30,8 @@ WRITE_ERRORS = {
     errno.ENOTDIR: "a part of the path is not a folder",
 }
 """OS errors that mean 'this destination cannot be written': one line and exit 2, not an internal error."""
-PLACEMENT = ("--workers", "--cluster")
+WORKERS, CLUSTER = "--workers", "--cluster"
+PLACEMENT = (WORKERS, CLUSTER)
 COMMAND: list[str] = []
 """The command line as typed (set by the console entry point; empty when called from Python)."""
 
@@ -171,6 +172,16 @@ def parse_list(text: str | None, option: str, cast: type = int) -> list | None:
 
 def parse_classes(text: str | None) -> list[int] | None:
     return parse_list(text, "--classes")
+
+
+def workers_option() -> Any:
+    """`--workers` for every command that places tasks: one declaration, one help text."""
+    return typer.Option(1, WORKERS, help="Parallel worker processes (a local Dask cluster); 1 runs in-process.")
+
+
+def cluster_option() -> Any:
+    """`--cluster` beside `--workers`: an existing Dask scheduler instead of a local cluster."""
+    return typer.Option(None, CLUSTER, help="An existing Dask scheduler, e.g. tcp://scheduler:8786.")
 
 
 def backend_option() -> Any:

@@ -9,6 +9,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     check_range,
+    cluster_option,
     gate_coverage,
     handle_errors,
     model_data,
@@ -18,6 +19,7 @@ from qmltest_cli.common import (
     parse_gates,
     target_option,
     with_backend,
+    workers_option,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
@@ -77,8 +79,8 @@ def cover(
     csv_out: Path = typer.Option(None, "--csv", help="Write per-state rows as CSV."),
     junit_out: Path = typer.Option(None, "--junit", help="JUnit XML: a testcase per criterion, failed below its bar."),
     fail_under: list[str] = typer.Option(None, help="Exit 1 when a criterion is below P percent: ksc=40."),
-    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
-    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    workers: int = workers_option(),
+    cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
     config: Path = config_option("cover"),

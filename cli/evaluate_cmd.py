@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     check_range,
+    cluster_option,
     handle_errors,
     model_data,
     noise_of,
@@ -15,6 +16,7 @@ from qmltest_cli.common import (
     out,
     target_option,
     with_backend,
+    workers_option,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
@@ -50,8 +52,8 @@ def evaluate(
     noise: Path = noise_option(),
     target: str = target_option(),
     json_out: Path = typer.Option(None, "--json", help="Write the report as JSON ('-' for stdout)."),
-    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
-    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    workers: int = workers_option(),
+    cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
     config: Path = config_option("evaluate"),
 ) -> None:

@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     check_range,
+    cluster_option,
     err,
     gate_coverage,
     handle_errors,
@@ -16,6 +17,7 @@ from qmltest_cli.common import (
     parse_gates,
     progress_bar,
     with_backend,
+    workers_option,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
@@ -66,8 +68,8 @@ def fuzz(
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="One row per guide."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
-    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
-    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    workers: int = workers_option(),
+    cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
     fail_under: list[str] = typer.Option(
         None, help="Exit 1 when a guide's final coverage is below P percent: ksc=40 (as cover's)."

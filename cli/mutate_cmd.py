@@ -12,6 +12,7 @@ from qmltest_cli.common import (
     EXIT_GATE,
     backend_option,
     check_range,
+    cluster_option,
     command_line,
     err,
     handle_errors,
@@ -22,6 +23,7 @@ from qmltest_cli.common import (
     progress_bar,
     target_option,
     with_backend,
+    workers_option,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
@@ -141,8 +143,8 @@ def mutate(
     ),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     config: Path = config_option("mutate"),
-    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
-    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    workers: int = workers_option(),
+    cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
 ) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import typer
 from qmltest_cli.common import (
     backend_option,
+    cluster_option,
     handle_errors,
     model_data,
     noise_of,
@@ -15,6 +16,7 @@ from qmltest_cli.common import (
     out,
     target_option,
     with_backend,
+    workers_option,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
@@ -42,8 +44,8 @@ def profile(
     register: str = typer.Option("all", help="Basis states of 'all' qubits (QCov's S) or of the 'readout' qubits."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
     out_path: Path = typer.Option(..., "--out", help="Profile JSON to write."),
-    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
-    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    workers: int = workers_option(),
+    cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
     config: Path = config_option("profile"),

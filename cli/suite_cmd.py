@@ -7,7 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from qmltest_cli.common import backend_option, check_range, handle_errors, model_data, out, with_backend
+from qmltest_cli.common import (
+    backend_option,
+    check_range,
+    cluster_option,
+    handle_errors,
+    model_data,
+    out,
+    with_backend,
+    workers_option,
+)
 from rich.table import Table
 
 from qmltest import artifact, attacks, parallel, suites
@@ -76,8 +85,8 @@ def attack(
     epsilon: float = typer.Option(64 / 255, help="Step as a fraction of the value range."),
     seed: int = typer.Option(0, min=0, help="Seed of every random choice (same seed, same files)."),
     out_path: Path = typer.Option(..., "--out", help="NPZ of adversarial inputs."),
-    workers: int = typer.Option(1, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
-    cluster: str = typer.Option(None, help="An existing Dask scheduler, e.g. tcp://scheduler:8786."),
+    workers: int = workers_option(),
+    cluster: str = cluster_option(),
     backend: str = backend_option(),
 ) -> None:
     """Attack correctly classified seeds; report the attack success rate (QCov Table 14)."""

@@ -100,3 +100,11 @@ def test_the_mutation_package_reads_in_one_sitting() -> None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
                 long_functions.append(f"{path.name}:{node.name}")
     assert not long_files and not long_functions, (long_files, long_functions)
+
+
+def test_placement_options_are_declared_once() -> None:
+    """Issue 46: `--workers` and `--cluster` are declared in cli/common.py alone and shared."""
+    cli = ROOT.parent / "cli"
+    for flag in ('"--workers"', '"--cluster"'):
+        where = [p.name for p in sorted(cli.glob("*.py")) for line in p.read_text().splitlines() if flag in line]
+        assert where == ["common.py"], (flag, where)
