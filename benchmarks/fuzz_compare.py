@@ -18,7 +18,7 @@ from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.profile import bounds, build
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.fuzz.loop import GUIDES
+from qmltest.fuzz.loop import guides
 from qmltest.fuzz.run import campaign
 from qmltest.simulate.runner import model_probabilities
 
@@ -27,7 +27,7 @@ DEFAULT = ["data/models/qcl-mnist01", "data/models/qcnn-mnist01", "data/models/d
 
 
 def main(paths: list[str]) -> None:
-    print(f"{'model':<18}" + "".join(f"{g:>16}" for g in GUIDES) + f"{'ms/iter':>10}")
+    print(f"{'model':<18}" + "".join(f"{g:>16}" for g in guides()) + f"{'ms/iter':>10}")
     for path in paths:
         model = artifact.load(path)
         xt, _ = datasets.select("mnist", "train", model.classes, 100, 0)
@@ -36,14 +36,14 @@ def main(paths: list[str]) -> None:
         x, y = datasets.select("mnist", "test", model.classes, 50, 0)
         yi = label_indices(model, y)
         keep = model.predict(model_probabilities(model, x)) == yi
-        tsr = {g: [] for g in GUIDES}
+        tsr = {g: [] for g in guides()}
         per_iter = []
         for seed in SEEDS:
-            res = campaign(model, x[keep], yi[keep], (28, 28), b, list(GUIDES), BUDGET, seed, None)
-            for g in GUIDES:
+            res = campaign(model, x[keep], yi[keep], (28, 28), b, list(guides()), BUDGET, seed, None)
+            for g in guides():
                 tsr[g].append(res["guides"][g]["tsr"])
                 per_iter.append(res["timing"][g]["seconds_per_iteration"])
-        cells = "".join(f"{100 * np.mean(tsr[g]):>9.2f}% ±{100 * np.std(tsr[g]):4.1f}" for g in GUIDES)
+        cells = "".join(f"{100 * np.mean(tsr[g]):>9.2f}% ±{100 * np.std(tsr[g]):4.1f}" for g in guides())
         print(f"{Path(path).name:<18}{cells}{1e3 * np.mean(per_iter):>10.2f}")
 
 

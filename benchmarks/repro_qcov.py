@@ -31,7 +31,7 @@ from qmltest.coverage.profile import bounds as profile_bounds
 from qmltest.coverage.profile import build as build_profile
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.fuzz.loop import GUIDES
+from qmltest.fuzz.loop import guides
 from qmltest.fuzz.run import campaign
 from qmltest.simulate import engine, program
 from qmltest.simulate.runner import model_probabilities
@@ -852,7 +852,7 @@ def qcov_fuzzing(size: Size) -> Table:
             ("DeepHunter-style schedule", size.fuzz_budget, "prob"),
         )
         for mode, budget, schedule in modes:
-            stats: dict[str, list] = {g: [] for g in GUIDES}
+            stats: dict[str, list] = {g: [] for g in guides()}
             for seed in size.fuzz_seeds:
                 res = campaign(
                     model,
@@ -860,17 +860,17 @@ def qcov_fuzzing(size: Size) -> Table:
                     yi[keep],
                     (28, 28),
                     b,
-                    list(GUIDES),
+                    list(guides()),
                     budget,
                     seed,
                     None,
                     where=parallel.plan(size.workers),
                     schedule=schedule,
                 )
-                for g in GUIDES:
+                for g in guides():
                     stats[g].append(res["guides"][g])
             random_tsr = [r["tsr"] for r in stats["random"]]
-            for g in GUIDES:
+            for g in guides():
                 s = stats[g]
                 tsr = 100 * float(np.mean([r["tsr"] for r in s]))
                 paper = QCOV_RQ3.get(name, {}).get(g, QCOV_RQ3_MEAN["random"] if g == "random" else None)

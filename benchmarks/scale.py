@@ -80,7 +80,7 @@ def aer_us(model_path: Path, test: Path, count: int) -> float:
 
     model = artifact.load(model_path)
     x = np.load(test)["x"]
-    made = list(sites.iter_generate(model, sites.plan(model, registry.operators("qml"), "directed"), {}))
+    made = list(sites.iter_generate(model, sites.plan(model, registry.operators("qml", None, 0), "directed"), {}))
     picked, _ = sampling.sample_mutants(made, count, 0)
     mutants = [m.model for m in picked if m.status == "scored" and m.model is not None]
     start = time.perf_counter()

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from qmltest.coverage import criteria as coverage_criteria
 from qmltest.errors import InputError, QmlTestError, SimulatorError
 from qmltest.report import write_text_atomic
 
@@ -256,8 +257,9 @@ def parse_gates(specs: list[str]) -> dict[str, float]:
     gates = {}
     for spec in specs:
         name, _, value = spec.partition("=")
-        if name not in ("ksc", "scc", "tsc") or not value:
-            raise InputError(f"--fail-under takes ksc=P, scc=P or tsc=P (percent), got '{spec}'")
+        known = coverage_criteria.names()
+        if name not in known or not value:
+            raise InputError(f"--fail-under takes {', '.join(f'{n}=P' for n in known)} (percent), got '{spec}'")
         try:
             gates[name] = float(value) / 100.0
         except ValueError:

@@ -26,6 +26,7 @@ from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
 from qmltest import artifact, parallel, report
+from qmltest.coverage import criteria as coverage_criteria
 from qmltest.coverage import measure
 from qmltest.coverage.profile import Profile
 from qmltest.data import datasets
@@ -156,22 +157,22 @@ def render(result: dict) -> None:
     t = Table(title=f"QCov coverage ({result['inputs']} inputs, bounds {result['params']['bounds']})")
     t.add_column("part")
     t.add_column("inputs", justify="right")
-    for name in ("ksc", "scc", "tsc"):
+    for name in coverage_criteria.names():
         t.add_column(name.upper(), justify="right")
     for row in result["parts"]:
         t.add_row(
             row["part"],
             str(row["cumulative_inputs"]),
-            *(f"{100 * row['cumulative'][n]:.2f}%" for n in ("ksc", "scc", "tsc")),
+            *(f"{100 * row['cumulative'][n]:.2f}%" for n in coverage_criteria.names()),
         )
     out.print(t)
     if "shots_sweep" in result:
         s = Table(title="sampling cost (QCov Sec. 4.5; 95% over re-drawn shots, * exact value outside)")
-        for col in ("shots", "KSC", "SCC", "TSC"):
+        for col in ("shots", *(n.upper() for n in coverage_criteria.names())):
             s.add_column(col, justify="right")
         for row in result["shots_sweep"]:
             cells = []
-            for n in ("ksc", "scc", "tsc"):
+            for n in coverage_criteria.names():
                 cell = f"{100 * row[n]:.2f}%"
                 if "interval" in row:
                     lo, hi = row["interval"][n]

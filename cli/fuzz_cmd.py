@@ -25,12 +25,14 @@ from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
 from qmltest import artifact, intervals, parallel, report
+from qmltest.coverage import criteria as coverage_criteria
 from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.profile import bounds as profile_bounds
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
-from qmltest.fuzz.loop import GUIDES, check_schedule
+from qmltest.fuzz.loop import check_schedule
+from qmltest.fuzz.loop import guides as fuzz_guides
 from qmltest.fuzz.run import campaign
 from qmltest.simulate.runner import model_probabilities
 
@@ -52,7 +54,10 @@ def fuzz(
         None, "--seeds", "--data", help="Initial seeds: name[:split] or a file (default: the model's data, test)."
     ),
     per_class: int = typer.Option(50, help="Seeds per class."),
-    guide: str = typer.Option("all", help="ksc, scc, tsc, random, or all (every guide on the same seeds)."),
+    guide: str = typer.Option(
+        "all",
+        help="A coverage criterion (ksc, scc, tsc or one registered), random, or all (every guide).",
+    ),
     budget: int = typer.Option(2000, help="Mutants generated per guide."),
     k: int = typer.Option(100, "--k", help="KSC cells per basis state."),
     top_k: int = typer.Option(1, "--top-k", help="TSC top-k."),
@@ -79,9 +84,9 @@ def fuzz(
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
     gates = parse_gates(fail_under or [])
-    guides = list(GUIDES) if guide == "all" else [guide]
-    if any(g not in GUIDES for g in guides):
-        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
+    guides = list(fuzz_guides()) if guide == "all" else [guide]
+    if any(g not in fuzz_guides() for g in guides):
+        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(fuzz_guides())}, all)")
     check_schedule(schedule)
     check_range("--budget", budget, 1, 10**7)
     check_range("--k", k, 1, 100_000)
@@ -180,7 +185,8 @@ def _render(result: dict, timing: dict, dropped: int, seeds: int, budget: int) -
     if dropped:
         err.print(f"{dropped} misclassified seeds left out", markup=False)
     t = Table(title=f"fuzzing {seeds} seeds, budget {budget} per guide")
-    for col in ("guide", "mutants", "failures", "TSR [95%]", "enqueued", "stop", "KSC", "SCC", "TSC", "ms/iter"):
+    upper = tuple(c.upper() for c in coverage_criteria.names())
+    for col in ("guide", "mutants", "failures", "TSR [95%]", "enqueued", "stop", *upper, "ms/iter"):
         t.add_column(col, justify="left" if col in ("guide", "stop") else "right")
     for g, r in result["guides"].items():
         fc = r["final_coverage"]
@@ -192,7 +198,7 @@ def _render(result: dict, timing: dict, dropped: int, seeds: int, budget: int) -
             intervals.fmt(r["tsr"], r.get("tsr_interval"), percent=True),
             str(r["enqueued"]),
             r["stop"],
-            *(f"{100 * fc.get(c, 0):.1f}%" for c in ("ksc", "scc", "tsc")),
+            *(f"{100 * fc.get(c, 0):.1f}%" for c in coverage_criteria.names()),
             "-" if per is None else f"{1e3 * per:.2f}",
         )
     out.print(t)

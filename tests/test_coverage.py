@@ -124,3 +124,47 @@ def test_js_divergence_limits_and_haar_states_are_diverse() -> None:
     same = np.tile(haar[:1], (200, 1))
     assert diversity(haar, bins=20)["js_divergence"] < 0.05
     assert diversity(same, bins=20)["js_divergence"] > 0.95
+
+
+def test_readme_adding_a_coverage_criterion_block_runs(tmp_path) -> None:
+    """The README's 'Adding a coverage criterion' block, run as written: `cover` reports the new
+    criterion (its value equal to a direct count), `--fail-under mrc=P` gates on it, `fuzz --guide
+    mrc` is guided by it; removed afterwards."""
+    import json
+    import re
+    from pathlib import Path
+
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    from qmltest.coverage import criteria
+
+    root = Path(__file__).resolve().parents[1]
+    section = (root / "README.md").read_text().split("### Adding a coverage criterion", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    model, runner = str(root / "data" / "models" / "qcl-mnist01"), CliRunner()
+    prof = tmp_path / "p.json"
+    assert runner.invoke(app, ["profile", model, "--per-class", "20", "--out", str(prof), "-q"]).exit_code == 0
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+        assert criteria.names() == ("ksc", "scc", "tsc", "mrc")
+        args = ["cover", model, "--profile", str(prof), "--per-class", "10", "--json", "-"]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        report = json.loads(res.output)
+        assert 0.0 < report["totals"]["mrc"] <= 1.0 and report["items"]["mrc"] == len(report["per_state"])
+        profile = Profile.from_dict(json.loads(prof.read_text()))
+        lo, hi = bounds(profile)
+        probs = np.random.default_rng(5).dirichlet(np.ones(profile.num_states), size=30)
+        direct = np.any(np.abs(probs - (lo + hi) / 2) <= (hi - lo) / 4, axis=0).mean()
+        assert 0 < direct < 1 and measure.cover([("s", probs)], profile)["totals"]["mrc"] == pytest.approx(direct)
+        gated = runner.invoke(app, [*args[:-2], "--fail-under", "mrc=100", "-q"])
+        assert gated.exit_code == (0 if report["totals"]["mrc"] == 1.0 else 1)
+        fuzz = ["fuzz", model, "--profile", str(prof), "--guide", "mrc", "--per-class", "5", "--budget", "20"]
+        fz = runner.invoke(app, [*fuzz, "--json", "-", "-q"])
+        assert fz.exit_code == 0, fz.output
+        assert "mrc" in json.loads(fz.output)["guides"]
+    finally:
+        criteria.REGISTRY.pop("mrc", None)
+    bad = CliRunner().invoke(app, ["cover", model, "--profile", str(prof), "--fail-under", "mrc=10"])
+    assert bad.exit_code == 2 and "--fail-under takes ksc=P, scc=P, tsc=P" in bad.output

@@ -2,6 +2,9 @@
 
 Each criterion owns a boolean array of coverage items; `mark` ORs in a batch of probability
 vectors in O(batch x |S| x top-k), so adding one input costs O(|S|), never a recomputation.
+One registry (`REGISTRY`, filled by `@register`) is what `cover`, `fuzz` (its guides), the
+reports and `--fail-under` read: a new criterion is one class (README, "Adding a coverage
+criterion").
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ class Criterion:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
 
+    @classmethod
+    def from_params(cls, params: dict) -> Criterion:
+        """The criterion for a run's parameters (`k`, `top_k`, ...); most need none."""
+        return cls()
+
+    def detail(self, covered: np.ndarray) -> dict:
+        """What the per-state table shows of one basis state's items (`covered`, its row)."""
+        return {}
+
     def shape(self, num_states: int) -> tuple[int, ...]:
         raise NotImplementedError
 
@@ -39,6 +51,28 @@ def _pairs(mask: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return n, item[n, s]
 
 
+REGISTRY: dict[str, type[Criterion]] = {}
+
+
+def register(cls: type[Criterion]) -> type[Criterion]:
+    """Add a criterion class under its name (a new name; order of registration is report order)."""
+    if not cls.name or cls.name in REGISTRY or cls.name == "random":
+        raise ValueError(f"coverage criterion name '{cls.name}' is empty or taken")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def names() -> tuple[str, ...]:
+    """The registered criteria, in report order."""
+    return tuple(REGISTRY)
+
+
+def build(k: int = 100, top_k: int = 1) -> list[Criterion]:
+    """One instance of every registered criterion for a run's parameters."""
+    return [cls.from_params({"k": k, "top_k": top_k}) for cls in REGISTRY.values()]
+
+
+@register
 class KSC(Criterion):
     """K-cell State Coverage (Eq. 2): k equal cells of [l(s), u(s)] per basis state."""
 
@@ -49,6 +83,13 @@ class KSC(Criterion):
         if k < 1:
             raise InputError(f"--k must be at least 1, got {k}")
         self.k = k
+
+    @classmethod
+    def from_params(cls, params: dict) -> Criterion:
+        return cls(int(params.get("k", 100)))
+
+    def detail(self, covered: np.ndarray) -> dict:
+        return {"cells_covered": np.flatnonzero(covered).tolist()}
 
     def shape(self, num_states: int) -> tuple[int, ...]:
         return (num_states, self.k)
@@ -69,6 +110,7 @@ class KSC(Criterion):
         return _pairs(cells >= 0, flat)
 
 
+@register
 class SCC(Criterion):
     """State Corner Coverage (Eq. 3): lower [0, l) and upper (u, 1] corners, 2|S| items."""
 
@@ -78,6 +120,9 @@ class SCC(Criterion):
     def shape(self, num_states: int) -> tuple[int, ...]:
         return (num_states, 2)
 
+    def detail(self, covered: np.ndarray) -> dict:
+        return {"lower_corner": bool(covered[0]), "upper_corner": bool(covered[1])}
+
     def hits(self, probs: np.ndarray, bounds: Bounds) -> tuple[np.ndarray, np.ndarray]:
         states = np.arange(probs.shape[1])[None, :] * 2
         low_n, low_i = _pairs(probs < bounds.lower, np.broadcast_to(states, probs.shape))
@@ -85,6 +130,7 @@ class SCC(Criterion):
         return np.concatenate([low_n, up_n]), np.concatenate([low_i, up_i])
 
 
+@register
 class TSC(Criterion):
     """Top-k State Coverage (Eq. 4): states among an input's k most probable."""
 
@@ -96,6 +142,13 @@ class TSC(Criterion):
             raise InputError(f"--top-k must be at least 1, got {top_k}")
         self.top_k = top_k
 
+    @classmethod
+    def from_params(cls, params: dict) -> Criterion:
+        return cls(int(params.get("top_k", 1)))
+
+    def detail(self, covered: np.ndarray) -> dict:
+        return {"top_k": bool(covered)}
+
     def shape(self, num_states: int) -> tuple[int, ...]:
         return (num_states,)
 
@@ -105,9 +158,6 @@ class TSC(Criterion):
             return np.arange(len(probs)), np.argmax(probs, axis=1)
         order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the lower state index wins
         return np.repeat(np.arange(len(probs)), k), order.ravel()
-
-
-REGISTRY: dict[str, type[Criterion]] = {c.name: c for c in (KSC, SCC, TSC)}
 
 
 class Coverage:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest.coverage.criteria import KSC, SCC, TSC, Bounds, Coverage, Criterion
+from qmltest.coverage.criteria import Bounds, Coverage, Criterion, build
 from qmltest.coverage.profile import Profile, bounds
 from qmltest.errors import InputError
 from qmltest.simulate import engine
@@ -13,7 +13,8 @@ FORMAT = "qmltest.coverage/1"
 
 
 def criteria(k: int = 100, top_k: int = 1) -> list[Criterion]:
-    return [KSC(k), SCC(), TSC(top_k)]
+    """Every registered criterion (`coverage.criteria.REGISTRY`) for these parameters."""
+    return build(k, top_k)
 
 
 def estimate(probs: np.ndarray, shots: int | None, rng: np.random.Generator) -> np.ndarray:
@@ -67,19 +68,12 @@ def cover(
             }
         )
     width = int(np.log2(profile.num_states))
-    ksc_state, scc_state, tsc_state = (cov.state[n] for n in ("ksc", "scc", "tsc"))
-    per_state = [
-        {
-            "state": state_label(s, width),
-            "lower": float(lo[s]),
-            "upper": float(hi[s]),
-            "cells_covered": np.flatnonzero(ksc_state[s]).tolist(),
-            "lower_corner": bool(scc_state[s, 0]),
-            "upper_corner": bool(scc_state[s, 1]),
-            "top_k": bool(tsc_state[s]),
-        }
-        for s in range(profile.num_states)
-    ]
+    per_state = []
+    for s in range(profile.num_states):
+        row = {"state": state_label(s, width), "lower": float(lo[s]), "upper": float(hi[s])}
+        for c in cov.criteria:
+            row.update(c.detail(cov.state[c.name][s]))
+        per_state.append(row)
     return {
         "totals": cov.values(),
         "inputs": total_inputs,

@@ -26,11 +26,17 @@ from qmltest import intervals
 from qmltest.artifact import Model
 from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds, Coverage
+from qmltest.coverage.criteria import names as criteria_names
 from qmltest.errors import InputError
 from qmltest.fuzz.mutators import Seed
 from qmltest.simulate.runner import model_probabilities
 
-GUIDES = ("ksc", "scc", "tsc", "random")
+
+def guides() -> tuple[str, ...]:
+    """Every coverage criterion of the registry as a guide, and the random baseline."""
+    return (*criteria_names(), "random")
+
+
 SCHEDULES = ("fifo", "prob")
 GAMMA, P_MIN = 20.0, 0.1
 
@@ -127,8 +133,8 @@ def fuzz(
     backend: str = "auto",
 ) -> Outcome:
     check_schedule(schedule)
-    if guide not in GUIDES:
-        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(GUIDES)}, all)")
+    if guide not in guides():
+        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(guides())}, all)")
     if budget < 1:
         raise InputError(f"--budget must be positive, got {budget}")
     start = time.perf_counter()

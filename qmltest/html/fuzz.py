@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from qmltest.coverage.criteria import names
 from qmltest.html import page, plots
 
 MAX_IMAGES = 48
@@ -23,11 +24,11 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
             page.pct(s["tsr"]),
             s["enqueued"],
             s["stop"],
-            *(page.pct(s["final_coverage"][c]) for c in ("ksc", "scc", "tsc")),
+            *(page.pct(s["final_coverage"].get(c, 0.0)) for c in names()),
         ]
         for g, s in guides.items()
     ]
-    html = page.table(["guide", "mutants", "failures", "TSR", "enqueued", "stop", "KSC", "SCC", "TSC"], rows)
+    html = page.table(["guide", "mutants", "failures", "TSR", "enqueued", "stop", *(c.upper() for c in names())], rows)
     html += page.image(
         plots.bars(
             folder,
@@ -40,7 +41,7 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
     )
     sections.append(("Guides", html))
     traces = result.get("coverage_traces", {})
-    for crit in ("ksc", "scc", "tsc"):
+    for crit in names():
         series = {g: [row[crit] for row in trace] for g, trace in traces.items() if trace}
         if series:
             src = plots.lines(
