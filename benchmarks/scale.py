@@ -1,7 +1,7 @@
 """The QML suite at the sizes people train (issue 45): 8, 12 and 16 qubits, side by side with Aer.
 
 Models: Qiskit's z_feature_map(n) + real_amplitudes(n, reps=2), weights uniform in [-1, 1] (seed 0),
-parity readout over every qubit (qiskit-machine-learning's VQC default); 100 test inputs uniform
+x % 2 readout over every measured qubit (qiskit-machine-learning VQC's default interpret); 100 test inputs uniform
 in [0, pi] (seed 1), labelled by the model itself (every input correctly classified, the suite a
 user's trained model gives). Per size:
 - qmltest: `qmltest mutate MODEL --suite qml --test test.npz --json OUT -q` in a fresh process
@@ -44,7 +44,8 @@ def make_model(folder: Path, n: int) -> tuple[Path, Path]:
     fm, ansatz = z_feature_map(n), real_amplitudes(n, reps=2)
     weights = np.random.default_rng(0).uniform(-1, 1, ansatz.num_parameters)
     path = folder / f"m{n}"
-    from_circuit(fm.compose(ansatz), weights, list(fm.parameters), readout="parity", classes=[0, 1]).save(str(path))
+    vqc = from_circuit(fm.compose(ansatz), weights, list(fm.parameters), readout="modulo", classes=[0, 1])
+    vqc.save(str(path))
     x = np.random.default_rng(1).uniform(0, np.pi, (100, n))
     model = artifact.load(path)
     y = model.predict(model_probabilities(model, x))
