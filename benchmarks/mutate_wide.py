@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from worktree import cli_command, commit_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 10.0
@@ -47,25 +47,15 @@ def make_model(folder: Path) -> tuple[Path, Path]:
 
 
 def base_path(ref: str, folder: Path) -> Path:
-    """A PYTHONPATH that imports the library and CLI of commit `ref` (a detached git worktree)."""
-    tree = folder / "base"
-    subprocess.run(["git", "worktree", "add", "--detach", str(tree), ref], cwd=ROOT, check=True, capture_output=True)
-    path = folder / "path"
-    path.mkdir()
-    (path / "qmltest").symlink_to(tree / "qmltest")
-    (path / "qmltest_cli").symlink_to(tree / "cli")
-    return path
+    """A PYTHONPATH that imports the library and CLI of commit `ref` (`worktree.commit_path`)."""
+    return commit_path(ref, folder, "base")
 
 
 def run(model: Path, test: Path, out: Path, backend: str, pythonpath: Path | None) -> float:
     """Wall seconds of one `qmltest mutate`, start-up included."""
     args = ["mutate", str(model), "--suite", "qml", "--operators", "ALD,LS,ILS", "--test", str(test)]
     args += ["--backend", backend, "--json", str(out), "-q"]
-    check = "" if pythonpath is None else f"import qmltest; assert qmltest.__file__.startswith({str(pythonpath)!r}); "
-    code = f"import sys; sys.argv = ['qmltest'] + {args!r}; {check}from qmltest_cli.main import run; run()"
-    env = dict(os.environ)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
+    code, env = cli_command(args, pythonpath)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], env=env, cwd=model.parent, check=True)  # not this tree's cwd
     return time.perf_counter() - start

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import shutil
 import statistics
 import subprocess
@@ -22,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from worktree import cli_command, commit_path, remove
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "data" / "models"
@@ -66,25 +67,10 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
-def base_path(ref: str, folder: Path, side: str = "base") -> Path:
-    """A PYTHONPATH that imports the library and CLI of commit `ref` (a detached git worktree)."""
-    tree = folder / side
-    subprocess.run(["git", "worktree", "add", "--detach", str(tree), ref], cwd=ROOT, check=True, capture_output=True)
-    path = folder / f"path-{side}"
-    path.mkdir()
-    (path / "qmltest").symlink_to(tree / "qmltest")
-    (path / "qmltest_cli").symlink_to(tree / "cli")
-    return path
-
-
 def run(args: list[str], cwd: Path, pythonpath: Path | None) -> tuple[float, str]:
     """(wall seconds, sha256 of out.json) of one command run in `cwd` with one side's code."""
     cwd.mkdir(parents=True, exist_ok=True)
-    check = "" if pythonpath is None else f"import qmltest; assert qmltest.__file__.startswith({str(pythonpath)!r}); "
-    code = f"import sys; sys.argv = ['qmltest'] + {args!r}; {check}from qmltest_cli.main import run; run()"
-    env = dict(os.environ)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
+    code, env = cli_command(args, pythonpath)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -106,8 +92,8 @@ def main() -> None:
     chosen = [c for c in COMMANDS if not opts.only or c in opts.only.split(",")]
     folder = Path(tempfile.mkdtemp(prefix="qmltest-seam-"))
     try:
-        base = base_path(opts.base, folder)
-        new = base_path(opts.new, folder, "new") if opts.new else None
+        base = commit_path(opts.base, folder)
+        new = commit_path(opts.new, folder, "new") if opts.new else None
         profile = folder / "profile.json"
         run(["profile", f"{MODELS}/qcnn-mnist01", "--out", str(profile), "-q"], folder, None)
         print(f"base {opts.base} against this tree, {opts.runs} alternating runs each; wall seconds, start-up included")
@@ -133,8 +119,7 @@ def main() -> None:
             print(f"{label:24} {'yes' if same else 'NO':>10} {b:8.2f} {n:8.2f} {n / b:8.2f} {p:13.3f}")
         print("every report byte-identical" if all_same else "SOME REPORTS DIFFER")
     finally:
-        for side in ("base", "new"):
-            subprocess.run(["git", "worktree", "remove", "--force", str(folder / side)], cwd=ROOT, check=False)
+        remove(folder, "base", "new")
         shutil.rmtree(folder, ignore_errors=True)
 
 
