@@ -7,8 +7,9 @@ user's trained model gives). Per size:
 - qmltest: `qmltest mutate MODEL --suite qml --test test.npz --json OUT -q` in a fresh process
   (start-up included), the whole suite, or a stratified sample of `--sample` mutants where the
   size says so (16 qubits by default: the whole suite there takes about half an hour on 2 cores);
-  us per (mutant, input) counts every simulated program: scored and equivalent mutants and the
-  200 null copies, times 100 inputs. Peak RSS of that process.
+  us per (mutant, input) is the whole wall time (generation and start-up included) over the
+  competent mutants run times 100 inputs (the 200 null copies reuse the original's probabilities).
+  Peak RSS of that process.
 - Aer with batched binds, the best way a user would run the same mutants with the peer: one
   AerSimulator run per mutant with all 100 inputs bound as a parameter array, exact probabilities
   (`engine.probabilities(..., "aer")`), timed on a stratified sample of `--aer-mutants` of the
@@ -106,7 +107,7 @@ def main() -> None:
             rep = got["report"]
             simulated = sum(1 for m in rep["mutants"] if not m["status"].startswith("incompetent"))
             population = rep.get("sampling", {}).get("population", len(rep["mutants"]))
-            us = got["wall"] / ((simulated + NULL_COPIES) * 100) * 1e6
+            us = got["wall"] / (simulated * 100) * 1e6  # null copies reuse the original's probabilities
             aer = aer_us(model, test, opts.aer_mutants)
             rows.append((n, population, len(rep["mutants"]), got["wall"], us, aer, got["rss_mib"], rep))
             print(f"{n} qubits done: {got['wall']:.1f} s", file=sys.stderr)
