@@ -108,3 +108,13 @@ def test_placement_options_are_declared_once() -> None:
     for flag in ('"--workers"', '"--cluster"'):
         where = [p.name for p in sorted(cli.glob("*.py")) for line in p.read_text().splitlines() if flag in line]
         assert where == ["common.py"], (flag, where)
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """pyproject lists its packages by hand: a new subpackage left out installs from a checkout
+    (editable) but not from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {_module(p) for p in ROOT.rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
