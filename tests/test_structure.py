@@ -118,3 +118,52 @@ def test_every_package_is_in_the_wheel() -> None:
     listed = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {_module(p) for p in ROOT.rglob("__init__.py")}
     assert found <= listed, sorted(found - listed)
+
+
+def id_keyed_caches(root: Path) -> list[str]:
+    """Module-level dicts (or lists) of the .py files under `root` that are indexed with id()."""
+    import re
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        names = set()
+        for node in ast.parse(text).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+            if isinstance(target, ast.Name) and isinstance(
+                getattr(node, "value", None), (ast.Dict, ast.Call, ast.List)
+            ):
+                names.add(target.id)
+        for name in sorted(names):
+            if re.search(rf"\b{re.escape(name)}(\.get\(|\[|\.setdefault\(|\.pop\()id\(", text):
+                found.append(f"{path.stem}.{name}")
+    return found
+
+
+def test_no_module_level_cache_is_keyed_by_id() -> None:
+    """Issue 44: caches live on the object whose lifetime they share or are keyed by content."""
+    assert id_keyed_caches(ROOT) == []
+
+
+def test_the_id_cache_finder_finds_those_of_the_commit_before_the_seam(tmp_path) -> None:
+    """At eb41399 (before issue 44) it finds the issue's module caches keyed by id()."""
+    import subprocess
+
+    repo = ROOT.parent
+    have = subprocess.run(["git", "cat-file", "-e", "eb41399"], cwd=repo, capture_output=True).returncode == 0
+    if not have:
+        (tmp_path / "m.py").write_text("_C: dict = {}\n\n\ndef f(x):\n    return _C.get(id(x))\n")
+        assert id_keyed_caches(tmp_path) == ["m._C"]
+        return
+    for rel in ("simulate/density.py", "simulate/statevector.py", "mutation/qml.py", "mutation/edit.py"):
+        (tmp_path / rel.replace("/", "_")).write_text(
+            subprocess.run(["git", "show", f"eb41399:qmltest/{rel}"], cwd=repo, capture_output=True, text=True).stdout
+        )
+    assert id_keyed_caches(tmp_path) == [
+        "mutation_edit._ROWS",
+        "mutation_qml._UNITS",
+        "simulate_density._SUPEROPS",
+        "simulate_statevector._BY_GATE",
+    ]
