@@ -292,8 +292,7 @@ class _Run:
             made = list(iter_sites(self.original, planned, lambda k=1, more=0: None, self.generation))
             picked, self.generation["sampling"] = sampling.sample_mutants(made, opts.sample, opts.seed)
             self.tick(0, more=len(picked))
-            for _ in picked:
-                self.tick(1)
+            self.tick(len(picked))  # every one made already
             return iter(picked), len(picked)
         self.tick(0, more=planned.total)  # one tick per site made; duplicates come off the total at the end
         return iter_sites(self.original, planned, self.tick, self.generation), planned.total

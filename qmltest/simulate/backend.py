@@ -112,7 +112,10 @@ class Registry:
         return name
 
     def get(self, name: str) -> Backend:
-        return self._entries[self.check(name)] if name != AUTO else self._entries[self._auto_names()[0]]
+        """The entry of a concrete name (auto depends on the job: `resolve`)."""
+        if name == AUTO:
+            raise ValueError("auto is resolved per job: use Registry.resolve or for_job")
+        return self._entries[self.check(name)]
 
     def resolve(
         self, choice: str | Backend | None, num_qubits: int, measured: int = 1, ops: int | None = None
