@@ -15,6 +15,8 @@ MAX_IMAGES = 48
 def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
     folder = Path(folder)
     guides = result["guides"]
+    measured = {c for s in guides.values() for c in s["final_coverage"]}
+    crits = [c for c in names() if c in measured]  # what the report holds (it is rebuilt from JSON)
     sections: list[tuple[str, str]] = []
     rows = [
         [
@@ -24,11 +26,11 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
             page.pct(s["tsr"]),
             s["enqueued"],
             s["stop"],
-            *(page.pct(s["final_coverage"].get(c, 0.0)) for c in names()),
+            *(page.pct(s["final_coverage"][c]) for c in crits),
         ]
         for g, s in guides.items()
     ]
-    html = page.table(["guide", "mutants", "failures", "TSR", "enqueued", "stop", *(c.upper() for c in names())], rows)
+    html = page.table(["guide", "mutants", "failures", "TSR", "enqueued", "stop", *(c.upper() for c in crits)], rows)
     html += page.image(
         plots.bars(
             folder,
@@ -41,7 +43,7 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
     )
     sections.append(("Guides", html))
     traces = result.get("coverage_traces", {})
-    for crit in names():
+    for crit in crits:
         series = {g: [row[crit] for row in trace] for g, trace in traces.items() if trace}
         if series:
             src = plots.lines(
