@@ -9,6 +9,7 @@ is detected exactly before any sampling.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -19,7 +20,7 @@ from qmltest import readout
 from qmltest.artifact import Model
 from qmltest.errors import InputError, QmlTestError
 from qmltest.mutation import stats
-from qmltest.simulate import engine, program, resume
+from qmltest.simulate import engine, linearity, program, resume
 from qmltest.simulate.backends import REGISTRY
 
 EQUIVALENCE_TOL = 1e-10
@@ -89,6 +90,7 @@ class Evaluator:
         self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
         self._reduced_cache: list[tuple[np.ndarray, ...]] = []  # (probs, matrix, reduced...), newest last
         self._batched: dict[tuple[str, str], np.ndarray] = {}  # `prefetch`ed probabilities by (program, data) content
+        self._forms: OrderedDict[tuple[str, tuple[int, ...]], linearity.Form | None] = OrderedDict()
 
     def probs(self, model: Model, data: Data) -> np.ndarray:
         if self._batched:
@@ -148,7 +150,7 @@ class Evaluator:
 
     def __getstate__(self) -> dict:
         """Workers get the settings, not the client's cached batch states (they rebuild their own)."""
-        return dict(self.__dict__, _prefix={}, _reduced_cache=[], _batched={})
+        return dict(self.__dict__, _prefix={}, _reduced_cache=[], _batched={}, _forms=OrderedDict())
 
     def _resumed(self, model: Model, data: Data) -> np.ndarray | None:
         """A mutant resumed from the original's checkpoints (`qmltest.simulate.resume`)."""
@@ -160,6 +162,86 @@ class Evaluator:
             self._prefix.clear()  # one data set's checkpoints at a time: memory stays bounded
             self._prefix[key] = resume.Checkpoints(orig, data.encoded, self.fuse)
         return self._prefix[key].probabilities(program.of_model(model))
+
+    data_forms = True
+    """Class probabilities of DFC mutants from Gram forms where they apply (off: per mutant)."""
+    FORMS = 512
+    """Gram forms kept (`linearity`): 16 qubits, 100 inputs, a feature pair: 77 kB each."""
+
+    def data_change(self, model: Model) -> tuple[int, ...] | None:
+        """The input columns a DFC mutant changes, where its class probabilities may come from a
+        Gram form (`linearity`): noise-free, on a backend that shares the original's states, a
+        class readout of more than `votes.BUCKET_OUTCOMES` outcomes (where the evidence already
+        draws from class buckets, so the draws are the per-mutant path's), one feature change
+        appended to the original's preprocessing. None elsewhere."""
+        from qmltest.mutation import votes
+
+        pre, orig = model.manifest["preprocessing"], self.original.manifest["preprocessing"]
+        if (
+            not self.data_forms
+            or self.noise is not None
+            or not self.backend.capabilities.prefix_reuse
+            or len(pre) != len(orig) + 1
+            or pre[:-1] != orig
+            or pre[-1].get("op") != "feature_change"
+            or self.original.readout_matrix.shape[0] <= votes.BUCKET_OUTCOMES
+            or not votes.is_class_readout(self.original.readout_matrix)
+        ):
+            return None
+        return tuple(sorted({int(i) for i in pre[-1]["indices"]}))
+
+    def prepare_data_changes(self, models: list[Model], data: Data) -> int:
+        """Gram forms for the feature sets that at least as many of `models` change as a form
+        costs simulations (2^|Q| per input), so a form never costs more than it saves; how many
+        were built. Kept per data set, FORMS in all."""
+        counts = Counter(k for k in map(self.data_change, models) if k is not None)
+        job = program.of_model(self.original)
+        built = 0
+        for cols, count in counts.items():
+            key = (data.fingerprint, cols)
+            if key in self._forms:
+                continue
+            if max(cols) >= len(job.inputs):
+                continue
+            s = linearity.split(job, cols)
+            if s is None:
+                self._forms[key] = None
+                continue
+            if count < s.size:
+                continue
+            self._forms[key] = linearity.Form(job, s, data.encoded, self.original.readout_matrix)
+            built += 1
+            while len(self._forms) > self.FORMS:
+                self._forms.popitem(last=False)
+        return built
+
+    def mutant_outcomes(self, mutant: Model, data: Data) -> tuple[np.ndarray | None, np.ndarray, str]:
+        """(probabilities, their readout matrix, status) of a mutant: its class buckets from a Gram
+        form where `prepare_data_changes` made one (the matrix then `reduced`'s), else its
+        outcome probabilities (`mutant_probs`) and its own readout matrix. A form's result that is
+        within the equivalence tolerance of the original's on every outcome of a class is handed to
+        the per-outcome test, so the status is the per-mutant path's."""
+        cols = self.data_change(mutant) if self._forms else None
+        form = self._forms.get((data.fingerprint, cols)) if cols is not None else None
+        if form is not None and data.raw is not None:
+            try:
+                encoded = mutant.encode(data.raw)
+            except QmlTestError:
+                encoded = None
+            others = np.ones(data.encoded.shape[1], bool)
+            others[list(cols)] = False  # type: ignore[arg-type]
+            if encoded is not None and np.array_equal(encoded[:, others], data.encoded[:, others]):
+                base, bmat = self.reduced(self.original_probs(data), self.original.readout_matrix)
+                q = form.probabilities(encoded)
+                probs = (
+                    q
+                    if bmat.shape[0] == q.shape[1]
+                    else np.concatenate([q, np.clip(1.0 - q.sum(axis=1, keepdims=True), 0.0, None)], axis=1)
+                )
+                if max_abs_diff(probs, base) >= EQUIVALENCE_TOL * self.original.readout_matrix.shape[0]:
+                    return probs, bmat, "ok"
+        probs, status = self.mutant_probs(mutant, data)
+        return probs, mutant.readout_matrix, status
 
     def original_probs(self, data: Data) -> np.ndarray:
         key = data.fingerprint

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from qmltest import readout
 from qmltest.artifact import Model
 from qmltest.errors import QmlTestError
 from qmltest.mutation import criteria, sequential, stats, votes
@@ -88,6 +89,10 @@ def _prepare_batch(shared: EvalShared, items: list[Mutant]) -> list[Mutant]:
     """A task's candidates with their models, and on the gpu backend their probabilities on each
     suite simulated as one mutants x inputs batch (`Evaluator.prefetch`) before the evidence."""
     out = [_materialized(shared.evaluator.original, c) for c in items]
+    for s in shared.suites:  # DFC mutants that share a feature set share its Gram form (`linearity`)
+        shared.evaluator.prepare_data_changes(
+            [c.model for c in out if c.model is not None and s.name not in c.evidence], s
+        )
     shared.evaluator.prefetch([([c.model for c in out if s.name not in c.evidence], s) for s in shared.suites])  # type: ignore[misc]
     return out
 
@@ -120,10 +125,14 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
     statistical (p, d) pairs, the vote p-values of the majority criterion, one literal vote per
     input (majority-literal) and, with --sequential, each criterion's sequential decision."""
     assert cand.model is not None
-    probs, status = evaluator.mutant_probs(cand.model, suite)
+    probs, matrix, status = evaluator.mutant_outcomes(cand.model, suite)
     if probs is None:
         return {"status": status}
-    matrix = cand.model.readout_matrix
+    classes = cand.model.num_classes
+
+    def predict(p: np.ndarray) -> np.ndarray:  # the model's prediction, on outcomes or class buckets
+        return readout.predict(p, matrix, classes)
+
     reps = opts.max_repeats
     acc = evaluator.accuracies(probs, suite, cand.id, None, matrix, repeats=reps)
     base = evaluator.original_accuracies(suite, None, f"vs/{cand.id}", repeats=reps)
@@ -141,15 +150,15 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
     w0, exact = evaluator.original_win(suite, idx)
     rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "votes"))
     merged, mmat = evaluator.reduced(probs, matrix) if opts.shots is not None else (probs, matrix)
-    right = votes.model_votes(merged[idx], mmat, suite.y[idx], cand.model.predict, opts.shots, reps, rng)
+    right = votes.model_votes(merged[idx], mmat, suite.y[idx], predict, opts.shots, reps, rng)
     k = right[:R].sum(axis=0)
     pv = votes.pvalues(k, R, w0)
     if opts.shots is None:
-        pred = cand.model.predict(probs[idx])
+        pred = predict(probs[idx])
     else:
         rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "majority"))
         bucketed = (merged[idx], mmat) if mmat is not matrix else None
-        pred = votes.one_vote(probs[idx], matrix, cand.model.predict, opts.shots, rng, bucketed)
+        pred = votes.one_vote(probs[idx], matrix, predict, opts.shots, rng, bucketed)
     ev = {
         "status": "equivalent" if status == "equivalent" else "ok",
         "stat": {"all": [_finite(overall.p_value), _finite(overall.effect_size)], "classes": per_class},
