@@ -43,7 +43,7 @@ def test_form_equals_aer_on_changed_features(n: int, cols: tuple[int, ...]) -> N
     x = np.random.default_rng(1).uniform(0, np.pi, (12, n))
     s = linearity.split(job, cols)
     assert s is not None and s.qubits == cols and s.size == 2 ** len(cols)
-    form = linearity.Form(job, s, x, model.readout_matrix)
+    form = linearity.form(job, s, x, model.readout_matrix)
     changed = x.copy()
     changed[:, list(cols)] = np.random.default_rng(2).uniform(-np.pi, np.pi, (12, len(cols)))
     got = form.probabilities(changed)
@@ -83,7 +83,7 @@ def test_dfc_mutant_outcomes_from_a_form_match_its_own_simulation() -> None:
     ev = Evaluator(model, repeats=1, shots=None, seed=0, backend="numpy")
     assert ev.data_change(mutants[0]) == (2, 7)
     assert ev.prepare_data_changes(mutants, data) == 1
-    formed = 0
+    formed = unchanged = 0
     for mutant in mutants:
         probs, matrix, status = ev.mutant_outcomes(mutant, data)
         full, own_status = ev.mutant_probs(mutant, data)
@@ -92,10 +92,15 @@ def test_dfc_mutant_outcomes_from_a_form_match_its_own_simulation() -> None:
             assert status == "ok" == own_status
             want = (full @ mutant.readout_matrix) / full.sum(axis=1, keepdims=True)
             np.testing.assert_allclose(probs, want, atol=1e-9)
+        elif status == "equivalent":  # local states unchanged up to a phase: the original's outcomes
+            unchanged += 1
+            assert own_status == "equivalent"
+            assert np.abs(probs - full).max() < 1e-10 and probs is ev.original_probs(data)
         else:  # handed to the per-outcome path (close to the original, or encoded otherwise)
             np.testing.assert_array_equal(probs, full)
             assert status == own_status
     assert formed > len(mutants) // 2
+    assert unchanged == sum(s.args[3:5] == ("add", "add") and s.args[5] == np.pi for s in sites)  # +2 pi on P(2x)
 
 
 def same_report(n: int, inputs: int, operators: tuple[str, ...], tmp: Path) -> None:

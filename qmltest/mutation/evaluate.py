@@ -174,8 +174,6 @@ class Evaluator:
         class readout of more than `votes.BUCKET_OUTCOMES` outcomes (where the evidence already
         draws from class buckets, so the draws are the per-mutant path's), one feature change
         appended to the original's preprocessing. None elsewhere."""
-        from qmltest.mutation import votes
-
         pre, orig = model.manifest["preprocessing"], self.original.manifest["preprocessing"]
         if (
             not self.data_forms
@@ -184,43 +182,56 @@ class Evaluator:
             or len(pre) != len(orig) + 1
             or pre[:-1] != orig
             or pre[-1].get("op") != "feature_change"
-            or self.original.readout_matrix.shape[0] <= votes.BUCKET_OUTCOMES
-            or not votes.is_class_readout(self.original.readout_matrix)
+            or not self._bucketed_class_readout
         ):
             return None
         return tuple(sorted({int(i) for i in pre[-1]["indices"]}))
 
+    @cached_property
+    def _bucketed_class_readout(self) -> bool:
+        """The original's readout is a class readout past `votes.BUCKET_OUTCOMES` outcomes (checked
+        once: on 2^16 outcomes the check took 8 ms a mutant)."""
+        from qmltest.mutation import votes
+
+        m = self.original.readout_matrix
+        return m.shape[0] > votes.BUCKET_OUTCOMES and votes.is_class_readout(m)
+
     def prepare_data_changes(self, models: list[Model], data: Data) -> int:
-        """Gram forms for the feature sets that at least as many of `models` change as a form
-        costs simulations (2^|Q| per input), so a form never costs more than it saves; how many
-        were built. Kept per data set, FORMS in all."""
+        """Gram forms for the feature sets `models` change, built where they cost fewer
+        simulations than they save: all of them together when the shared states (`linearity.forms`)
+        cost no more than the mutants they serve, else each set that at least 2^|Q| of the models
+        change. How many were built. Kept per data set, FORMS in all."""
         counts = Counter(k for k in map(self.data_change, models) if k is not None)
         job = program.of_model(self.original)
-        built = 0
+        todo: dict[tuple[int, ...], tuple[linearity.Split, int]] = {}
         for cols, count in counts.items():
             key = (data.fingerprint, cols)
-            if key in self._forms:
-                continue
-            if max(cols) >= len(job.inputs):
+            if key in self._forms or max(cols) >= len(job.inputs):
                 continue
             s = linearity.split(job, cols)
             if s is None:
                 self._forms[key] = None
                 continue
-            if count < s.size:
-                continue
-            self._forms[key] = linearity.Form(job, s, data.encoded, self.original.readout_matrix)
-            built += 1
-            while len(self._forms) > self.FORMS:
-                self._forms.popitem(last=False)
-        return built
+            todo[cols] = (s, count)
+        if sum(c for _, c in todo.values()) < linearity.cost([s for s, _ in todo.values()]):
+            todo = {cols: (s, c) for cols, (s, c) in todo.items() if c >= s.size}
+        if not todo:
+            return 0
+        built = linearity.forms(job, [s for s, _ in todo.values()], data.encoded, self.original.readout_matrix)
+        for cols, f in zip(todo, built):
+            self._forms[(data.fingerprint, cols)] = f
+        while len(self._forms) > self.FORMS:
+            self._forms.popitem(last=False)
+        return len(built)
 
     def mutant_outcomes(self, mutant: Model, data: Data) -> tuple[np.ndarray | None, np.ndarray, str]:
         """(probabilities, their readout matrix, status) of a mutant: its class buckets from a Gram
         form where `prepare_data_changes` made one (the matrix then `reduced`'s), else its
-        outcome probabilities (`mutant_probs`) and its own readout matrix. A form's result that is
-        within the equivalence tolerance of the original's on every outcome of a class is handed to
-        the per-outcome test, so the status is the per-mutant path's."""
+        outcome probabilities (`mutant_probs`) and its own readout matrix. Inputs that leave the
+        changed qubits' local states as they were up to a phase give the original's outcome
+        probabilities (`Form.unchanged`: equivalent, as the per-mutant path finds); a form's result
+        otherwise within the equivalence tolerance of the original's on every outcome of a class is
+        handed to the per-outcome test, so the status is the per-mutant path's."""
         cols = self.data_change(mutant) if self._forms else None
         form = self._forms.get((data.fingerprint, cols)) if cols is not None else None
         if form is not None and data.raw is not None:
@@ -231,6 +242,8 @@ class Evaluator:
             others = np.ones(data.encoded.shape[1], bool)
             others[list(cols)] = False  # type: ignore[arg-type]
             if encoded is not None and np.array_equal(encoded[:, others], data.encoded[:, others]):
+                if form.unchanged(encoded):  # the reference's state up to a phase on every input
+                    return self.original_probs(data), self.original.readout_matrix, "equivalent"
                 base, bmat = self.reduced(self.original_probs(data), self.original.readout_matrix)
                 q = form.probabilities(encoded)
                 probs = (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -109,11 +109,13 @@ def run(
         if opts.precision is None:
             return _run(original, suites, opts, reference, cells, out, fresh, progress, noise, command, where, backend)
 
+        kept = _Kept(models=out is not None)  # what every round shares
+
         def one_round(sample: int, folder: Path, first: bool) -> tuple[dict, dict]:
             round_opts = replace(opts, sample=sample)
             args = (original, suites, round_opts, reference, cells, folder, fresh and first, progress, noise, command)
             with runfolder.released():  # the next round opens the same folder
-                return _run(*args, where, backend)
+                return _run(*args, where, backend, kept)
 
         return precision.until(original, opts, out, one_round)
 
@@ -131,16 +133,21 @@ def _run(
     command: list[str] | None,
     where: parallel.Plan | None,
     backend: str | None = None,
+    kept: _Kept | None = None,
 ) -> tuple[dict, dict]:
     opts = opts.resolved()
     suites = _checked_suites(suites, opts, reference, cells)
-    evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise, backend)
+    kept = kept or _Kept()
+    if kept.evaluator is None:
+        kept.evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise, backend)
+    evaluator = kept.evaluator
     folder = RunFolder(out, fresh, _fingerprint(original, suites, reference, opts, evaluator, noise), original)
+    folder.models = kept.models
     started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
     for s in suites:  # the majority criterion's reference, computed once here rather than per worker
         evaluator.original_win(s, np.flatnonzero(masks[s.name]))
-    state = _Run(original, suites, opts, reference, cells, folder, evaluator, progress, where)
+    state = _Run(original, suites, opts, reference, cells, folder, evaluator, progress, where, kept)
     shared = EvalShared(evaluator, tuple(suites), masks, opts)
     copies_out = [shipped(original, c, state.remote) for c in state.copies]
     parallel.run_tasks(_evaluate_task, shared, copies_out, where, state.finished, later=state.generate)
@@ -241,6 +248,17 @@ def _report_data(
     }
 
 
+@dataclass
+class _Kept:
+    """What the rounds of a --precision run share: one evaluator (its Gram forms), the mutants
+    made once, and whether mutant model folders are saved (not into a temporary folder)."""
+
+    evaluator: Evaluator | None = None
+    made: list[Mutant] | None = None
+    generation: dict = field(default_factory=dict)
+    models: bool = True
+
+
 class _Run:
     """One run's moving state and the feedback driver's callbacks (`parallel.run_tasks`): the
     client makes candidates (`generate`) while the workers evaluate the null copies and the
@@ -257,9 +275,11 @@ class _Run:
         evaluator: Evaluator,
         progress: Callable[..., None] | None,
         where: parallel.Plan | None,
+        kept: _Kept | None = None,
     ) -> None:
         self.original, self.suites, self.opts, self.reference, self.cells = original, suites, opts, reference, cells
         self.folder, self.evaluator, self.where = folder, evaluator, where
+        self.kept = kept or _Kept()
         self.tick = progress or (lambda k=1, more=0: None)
         self.copies = null_copies(original, opts.null_copies)
         self.remote = where is not None and not where.local  # mutants travel as deltas only to workers
@@ -289,13 +309,30 @@ class _Run:
         ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
         planned = sites.plan(self.original, ops, opts.strategy)
         if opts.sample is not None:  # every mutant made and de-duplicated first, then a sample of them scored
-            made = list(iter_sites(self.original, planned, lambda k=1, more=0: None, self.generation))
+            if self.kept.made is None:  # made once for every --precision round
+                made = list(iter_sites(self.original, planned, lambda k=1, more=0: None, self.generation))
+                self.kept.made, self.kept.generation = made, dict(self.generation)
+            made, self.generation = self.kept.made, dict(self.kept.generation)
             picked, self.generation["sampling"] = sampling.sample_mutants(made, opts.sample, opts.seed)
+            self._prepare_forms(made, picked)
+            picked = [replace(c, evidence=dict(c.evidence)) for c in picked]  # a round's own copies
             self.tick(0, more=len(picked))
             self.tick(len(picked))  # every one made already
             return iter(picked), len(picked)
         self.tick(0, more=planned.total)  # one tick per site made; duplicates come off the total at the end
         return iter_sites(self.original, planned, self.tick, self.generation), planned.total
+
+    def _prepare_forms(self, made: list[Mutant], picked: list[Mutant]) -> None:
+        """In-process, the Gram forms of a sample's DFC mutants at once (batches would each pay
+        for the shared states). With --precision, those of the largest sample the target width
+        can need (`sampling.largest`), so forms built in the first round serve the later ones."""
+        if self.remote:
+            return  # workers hold their own evaluator and build forms per batch
+        if self.opts.precision is not None:
+            picked, _ = sampling.sample_mutants(made, sampling.largest(made, self.opts.precision), self.opts.seed)
+        models = [c.model for c in picked if c.status == "scored" and c.model is not None]
+        for s in self.suites:
+            self.evaluator.prepare_data_changes(models, s)
 
     def _take(self, cand: Mutant) -> object | None:
         """Record a new candidate; the task to send when it still lacks evidence for a suite."""

@@ -43,6 +43,7 @@ class RunFolder:
         self._splicer: Splicer | None = None
         self._checked: set[str] = set()
         self._lock: RunLock | None = None
+        self.models = True  # mutant model folders saved (not for a --precision run's temporary folder)
         if path is None:
             return
         if path.exists() and not path.is_dir():
@@ -105,7 +106,9 @@ class RunFolder:
         """A mutant's model folder, its text spliced from the original's (`splice`; Qiskit's
         exporter where splicing does not apply) and its manifest checked once per distinct
         preprocessing and readout."""
-        if self.path is None or model is None or (self.path / "mutants" / mid / "model.json").exists():
+        if not self.models or self.path is None or model is None:
+            return
+        if (self.path / "mutants" / mid / "model.json").exists():
             return
         if not model.qasm_text:
             if self._splicer is None:

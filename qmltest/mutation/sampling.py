@@ -130,3 +130,12 @@ def check(sample: int | None, precision: float | None) -> None:
         raise InputError(f"--sample must be at least 1, got {sample}")
     if precision is not None and not 0.0 < precision < 1.0:
         raise InputError(f"--precision must be an interval width in (0, 1), got {precision}")
+
+
+def largest(mutants: list, width: float, z: float = Z95) -> int:
+    """The sample size past which `--precision width` needs no more rounds whatever the kill rates:
+    the worst case p = 1/2 of the interval above, z sqrt((1 - n/N) / (4 n)) < width / 2, solved
+    for n (Cochran Eq. 4.2 with the finite-population correction), N the competent mutants."""
+    population = sum(1 for m in mutants if m.status == "scored")
+    n0 = (z / width) ** 2
+    return min(population, math.ceil(n0 / (1 + n0 / max(population, 1))))
