@@ -55,10 +55,11 @@ def make_model(folder: Path, n: int) -> tuple[Path, Path]:
     return path, test
 
 
-def run_qmltest(model: Path, test: Path, out: Path, sample: int | None) -> dict:
+def run_qmltest(model: Path, test: Path, out: Path, sample: int | None, precision: float | None = None) -> dict:
     """Wall seconds, peak RSS (MiB) and the report of one `qmltest mutate` process."""
     args = ["mutate", str(model), "--suite", "qml", "--test", str(test), "--json", str(out), "-q"]
     args += ["--sample", str(sample)] if sample else []
+    args += ["--precision", str(precision)] if precision else []
     code = (
         "import resource, sys; from qmltest_cli.main import run; sys.argv = ['qmltest'] + "
         f"{args!r}\ntry:\n    run()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
@@ -96,6 +97,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="8,12,16")
     parser.add_argument("--sample16", type=int, default=300, help="mutants sampled at 16 qubits (0: the whole suite)")
     parser.add_argument("--aer-mutants", type=int, default=60)
+    parser.add_argument("--precision16", type=float, default=0.05, help="a --precision row at 16 qubits (0: none)")
     opts = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="qmltest-scale-") as tmp:
@@ -111,6 +113,12 @@ def main() -> None:
             aer = aer_us(model, test, opts.aer_mutants)
             rows.append((n, population, len(rep["mutants"]), got["wall"], us, aer, got["rss_mib"], rep))
             print(f"{n} qubits done: {got['wall']:.1f} s", file=sys.stderr)
+            if n >= 16 and opts.precision16:
+                got = run_qmltest(model, test, folder / f"p{n}.json", None, opts.precision16)
+                rep = got["report"]
+                simulated = sum(1 for m in rep["mutants"] if not m["status"].startswith("incompetent"))
+                us = got["wall"] / (simulated * 100) * 1e6
+                rows.append((n, population, len(rep["mutants"]), got["wall"], us, aer, got["rss_mib"], rep))
     head = ["qubits", "suite mutants", "run (mutants)", "wall s", "qmltest us/(mutant, input)"]
     print("| " + " | ".join(head + ["Aer batched binds us", "peak RSS MiB", "score"]) + " |")
     print("|---|---|---|---|---|---|---|---|")
@@ -118,6 +126,8 @@ def main() -> None:
         score = rep.get("sampling", {}).get("estimate", rep["mutation_score"])
         interval = rep.get("sampling", {}).get("interval", rep["mutation_score_interval"])
         what = "whole suite" if "sampling" not in rep else f"sample of {rep['sampling']['sampled']}"
+        if "target_width" in rep.get("sampling", {}):
+            what = f"--precision {rep['sampling']['target_width']}: {what}"
         print(
             f"| {n} | {population} | {ran} ({what}) | {wall:.1f} | {us:.0f} | {aer:.0f} | {rss:.0f} | "
             f"{score:.3f} [{interval[0]:.3f}, {interval[1]:.3f}] |"

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
+from qmltest_cli import options
+from qmltest_cli.options import CLUSTER, WORKERS
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -30,7 +32,6 @@ WRITE_ERRORS = {
     errno.ENOTDIR: "a part of the path is not a folder",
 }
 """OS errors that mean 'this destination cannot be written': one line and exit 2, not an internal error."""
-WORKERS, CLUSTER = "--workers", "--cluster"
 PLACEMENT = (WORKERS, CLUSTER)
 COMMAND: list[str] = []
 """The command line as typed (set by the console entry point; empty when called from Python)."""
@@ -154,9 +155,10 @@ def write_output(path: Path | None, text: str) -> None:
 
 
 def check_range(name: str, value: int | float | None, low: float, high: float) -> None:
-    """One clear error for an option outside its sensible range (before any work starts)."""
-    if value is not None and not low <= value <= high:
-        raise InputError(f"{name} must be between {low:g} and {high:g}, got {value}")
+    """One clear error for an option outside its sensible range (`qmltest.api.check_range`)."""
+    from qmltest import api
+
+    api.check_range(name, value, low, high)
 
 
 def parse_list(text: str | None, option: str, cast: type = int) -> list | None:
@@ -175,20 +177,18 @@ def parse_classes(text: str | None) -> list[int] | None:
 
 
 def workers_option() -> Any:
-    """`--workers` for every command that places tasks: one declaration, one help text."""
-    return typer.Option(1, WORKERS, help="Parallel worker processes (a local Dask cluster); 1 runs in-process.")
+    """`--workers` (declared once, in `options.run_options`)."""
+    return options.run_options()["workers"][1]
 
 
 def cluster_option() -> Any:
-    """`--cluster` beside `--workers`: an existing Dask scheduler instead of a local cluster."""
-    return typer.Option(None, CLUSTER, help="An existing Dask scheduler, e.g. tcp://scheduler:8786.")
+    """`--cluster` (declared once, in `options.run_options`)."""
+    return options.run_options()["cluster"][1]
 
 
 def backend_option() -> Any:
-    """`--backend` for every command that simulates: one name, its help read from the registry."""
-    from qmltest.simulate.backends import REGISTRY
-
-    return typer.Option("auto", "--backend", help=REGISTRY.help() + ".")
+    """`--backend` (declared once, in `options.run_options`; its help read from the registry)."""
+    return options.run_options()["backend"][1]
 
 
 def with_backend(fn: F) -> F:
@@ -206,49 +206,27 @@ def with_backend(fn: F) -> F:
 
 
 def model_data(model: Any, spec: str | None, split: str, option: str) -> str:
-    """A data spec, defaulting to the model's own data set (its manifest's training set) with `split`;
-    a model that names none needs the option given (one line, exit 2)."""
-    if spec:
-        return spec
-    name = (model.manifest.get("training") or {}).get("dataset")
-    if not name:
-        raise InputError(f"{model.source}: the model names no training data set: give {option} NAME[:SPLIT] or a file")
-    return f"{name}:{split}"
+    """The data spec, defaulting to the model's own data set (`qmltest.api.model_data`)."""
+    from qmltest import api
+
+    return api.model_data(model, spec, split, option)
 
 
 def noise_option() -> Any:
-    """`--noise` for every command that simulates under noise: one name, one help text."""
-    return typer.Option(
-        None,
-        "--noise",
-        help="Noise config TOML (configs/noise/): density matrices on numpy or gpu where they fit, else Aer.",
-    )
+    """`--noise` (declared once, in `options.noise_options`)."""
+    return options.noise_options()["noise"][1]
 
 
 def target_option() -> Any:
-    """`--target` for every command that simulates under noise: one name, one help text."""
-    return typer.Option(
-        None, "--target", help="Where the model runs: ideal, noise:FILE or fake:NAME (the device's noise)."
-    )
+    """`--target` (declared once, in `options.noise_options`)."""
+    return options.noise_options()["target"][1]
 
 
 def noise_of(noise: Path | None, target: str | None, hardware: bool = False) -> object | None:
-    """The noise config of `--noise FILE` or `--target` (not both; one line, exit 2); an ibm:
-    target only where the command can spend device shots (`hardware`)."""
-    from qmltest import targets
-    from qmltest.noise.config import load
+    """The noise config of `--noise FILE` or `--target` (`qmltest.api.noise_of`)."""
+    from qmltest import api
 
-    if noise is not None and target is not None:
-        raise InputError("give --noise FILE or --target, not both (--target noise:FILE is the same as --noise FILE)")
-    if target is not None:
-        parsed = targets.parse(target)
-        if isinstance(parsed, targets.Hardware) and not hardware:
-            raise InputError(
-                f"--target {target}: real devices run `qmltest evaluate` only (this command needs many "
-                "circuits per input); test on the device's model with --target fake:NAME"
-            )
-        return parsed
-    return load(noise) if noise is not None else None
+    return api.noise_of(noise, target, hardware)
 
 
 def parse_gates(specs: list[str]) -> dict[str, float]:

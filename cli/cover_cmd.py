@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import typer
 from qmltest_cli.common import (
     backend_option,
-    check_range,
     cluster_option,
     gate_coverage,
     handle_errors,
-    model_data,
-    noise_of,
     noise_option,
     out,
     parse_gates,
@@ -25,14 +21,9 @@ from qmltest_cli.common import (
 from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
-from qmltest import artifact, parallel, report
+from qmltest import api, report
 from qmltest.coverage import criteria as coverage_criteria
-from qmltest.coverage import measure
-from qmltest.coverage.profile import Profile
-from qmltest.data import datasets
 from qmltest.errors import InputError
-from qmltest.simulate import device
-from qmltest.simulate.runner import model_probabilities
 
 
 def parse_shots(text: str) -> int | None:
@@ -45,13 +36,6 @@ def parse_shots(text: str) -> int | None:
     if value <= 0:
         raise InputError(f"--shots must be positive, got {value}")
     return value
-
-
-def load_profile(path: Path, model: artifact.Model) -> Profile:
-    prof = Profile.from_dict(report.read_json(path), str(path))
-    if prof.model_sha256 != model.sha256:
-        raise InputError(f"{path}: profile was made for another model (hash {prof.model_sha256[:12]}...)")
-    return prof
 
 
 @handle_errors
@@ -88,51 +72,29 @@ def cover(
 ) -> None:
     """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
     gates = parse_gates(fail_under or [])
-    check_range("--k", k, 1, 100_000)
-    check_range("--top-k", top_k, 1, 2**20)
-    check_range("--per-class", per_class, 1, 10**7)
-    model = artifact.load(model_path, manifest)
-    prof = load_profile(profile_path, model)
-    if prof.num_states * k > 50_000_000:
-        raise InputError(f"--k {k} over {prof.num_states} basis states is {prof.num_states * k} cells (at most 5e7)")
-    parts: list[tuple[str, np.ndarray]] = []
-    if not data and not suite:
-        data = model_data(model, None, split, "--data or --suite")
-    if data:
-        source, part_split = datasets.parse_spec(data, split)
-        label = f"{source}:{part_split}" if source in datasets.BUILTIN else source
-        parts.append((label, datasets.select(data, split, model.classes, per_class, seed)[0]))
-    for path in suite or []:
-        parts.append((Path(path).name, datasets.load(path).x))
-    if not parts:
-        raise InputError("give a test suite: --data and/or --suite")
-    n_shots = parse_shots(shots)
-    rng = np.random.default_rng(seed)
-    register = prof.meta.get("register", "readout")
-    cfg = noise_of(noise, target)
-    where = parallel.plan(workers, cluster)
-    exact = [
-        (name, model_probabilities(model, x, backend, register=register, noise=cfg, where=where)) for name, x in parts
-    ]
-    probs = [(name, measure.estimate(p, n_shots, rng)) for name, p in exact]
-    params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
-    result = measure.cover(probs, prof, **params)
-    result["meta"] = {
-        "format": measure.FORMAT,
-        "model": str(model_path),
-        "model_sha256": model.sha256,
-        "profile": str(profile_path),
-        "shots": n_shots,
-        "seed": seed,
-        "register": register,
-        "noise": None if cfg is None else cfg.sha256,
-        "device": device.describe(model, cfg),
-        "versions": report.versions(),
-    }
-    if shots_sweep:
-        counts = [parse_shots(s.strip()) for s in shots_sweep.split(",")]
-        suite_exact = np.concatenate([p for _, p in exact])
-        result["shots_sweep"] = measure.shots_sweep(suite_exact, prof, [c for c in counts if c], seed, **params)
+    counts = [parse_shots(s.strip()) for s in shots_sweep.split(",")] if shots_sweep else None
+    res = api.cover(
+        model_path,
+        profile_path,
+        data,
+        suites=suite or [],
+        split=split,
+        per_class=per_class,
+        k=k,
+        top_k=top_k,
+        bounds=bounds,
+        mad_confidence=mad_confidence,
+        shots=parse_shots(shots),
+        shots_sweep=counts,
+        seed=seed,
+        noise=noise,
+        target=target,
+        backend=backend,
+        workers=workers,
+        cluster=cluster,
+        manifest=manifest,
+    )
+    result, parts = res.data, res.timing["parts"]
     write_output(json_out, report.to_json(result))
     if html_out is not None:
         from qmltest.html import coverage as html_coverage
@@ -147,7 +109,7 @@ def cover(
     if junit_out:
         from qmltest import junit
 
-        write_output(junit_out, junit.coverage(result, gates, " + ".join(label for label, _ in parts)))
+        write_output(junit_out, junit.coverage(result, gates, " + ".join(parts)))
     if not quiet and str(json_out) != "-":
         render(result)
     gate_coverage({"": result["totals"]}, gates)

@@ -11,17 +11,13 @@ from qmltest_cli.common import (
     check_range,
     err,
     handle_errors,
-    model_data,
-    noise_of,
     out,
     with_backend,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
 
-from qmltest import intervals
-from qmltest.errors import InputError
-from qmltest.simulate.runner import model_probabilities
+from qmltest import api, intervals, report
 
 
 @handle_errors
@@ -46,34 +42,21 @@ def diff(
     config: Path = config_option("diff"),
 ) -> None:
     """Where do two models, or one model on two targets, give different answers on the same inputs?"""
-    from qmltest import artifact, report
-    from qmltest import diff as diff_mod
-    from qmltest.data import datasets
-    from qmltest.evaluate import label_indices
-
-    check_range("--shots", shots, 1, 10**8)
-    check_range("--repeats", repeats, 2, 10_000)
     check_range("--fail-over", fail_over, 0.0, 100.0)
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha must lie in (0, 1), got {alpha}")
-    a = artifact.load(model_a)
-    b = artifact.load(model_b) if model_b is not None else a
-    if b.classes != a.classes:
-        raise InputError(f"the models classify different labels ({a.classes} vs {b.classes})")
-    if model_b is None and target_a == target_b:
-        raise InputError("one model needs two different targets (--target-a, --target-b) or a second model")
-    spec = model_data(a, data, "test", "--data")
-    x, labels = datasets.select(spec, "test", a.classes, per_class, seed)
-    noise_a, noise_b = noise_of(None, target_a), noise_of(None, target_b)
-    probs_a = model_probabilities(a, x, backend, noise=noise_a)
-    probs_b = model_probabilities(b, x, backend, noise=noise_b)
-    result = diff_mod.compare(probs_a, probs_b, a, b, label_indices(a, labels), shots, repeats, alpha, seed)
-    result.update(
-        a={"model": str(model_a), "sha256": a.sha256, "target": target_a},
-        b={"model": str(model_b or model_a), "sha256": b.sha256, "target": target_b},
-        data=spec,
-        meta={"format": "qmltest.diff/1", "seed": seed, "versions": report.versions()},
+    res = api.diff(
+        model_a,
+        model_b,
+        data,
+        per_class=per_class,
+        target_a=target_a,
+        target_b=target_b,
+        shots=shots,
+        repeats=repeats,
+        alpha=alpha,
+        seed=seed,
+        backend=backend,
     )
+    result = res.data
     write_output(json_out, report.to_json(result))
     say = err if str(json_out) == "-" else out
     if not quiet:

@@ -7,11 +7,8 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import (
     backend_option,
-    check_range,
     cluster_option,
     handle_errors,
-    model_data,
-    noise_of,
     noise_option,
     out,
     target_option,
@@ -22,10 +19,7 @@ from qmltest_cli.common import (
 from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
-from qmltest import artifact, intervals, parallel, report
-from qmltest.data import datasets
-from qmltest.errors import InputError
-from qmltest.evaluate import evaluate as evaluate_model
+from qmltest import api, intervals, report
 
 
 @handle_errors
@@ -58,19 +52,23 @@ def evaluate(
     config: Path = config_option("evaluate"),
 ) -> None:
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
-    check_range("--shots", shots, 1, 10**8)
-    check_range("--per-class", limit, 1, 10**7)
-    check_range("--shots-budget", shots_budget, 1, 10**10)
-    if exact and shots_budget is not None:
-        raise InputError("--exact and --shots-budget exclude each other")
-    model = artifact.load(model_path, manifest)
-    data = model_data(model, data, split, "--data")
-    x, y = datasets.select(data, split, model.classes, limit, seed)
-    cfg = noise_of(noise, target, hardware=True)
-    where = parallel.plan(workers, cluster)
-    result = evaluate_model(model, x, y, None if exact else shots, seed, backend, cfg, where, shots_budget)
-    name, part = datasets.parse_spec(data, split)  # a split written in the spec wins over --split
-    result.update(data=name, split=part, model=str(model_path), versions=report.versions())
+    res = api.evaluate(
+        model_path,
+        data,
+        split=split,
+        shots=None if exact else shots,
+        shots_budget=shots_budget,
+        per_class=limit,
+        seed=seed,
+        noise=noise,
+        target=target,
+        backend=backend,
+        workers=workers,
+        cluster=cluster,
+        manifest=manifest,
+    )
+    result, model = res.data, api.load(model_path, manifest)
+    name, part, cfg = result["data"], result["split"], api.noise_of(noise, target, hardware=True)
     write_output(json_out, report.to_json(result))
     if quiet or str(json_out) == "-":
         return

@@ -7,40 +7,24 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import (
     backend_option,
-    check_range,
     cluster_option,
     err,
     gate_coverage,
     handle_errors,
-    model_data,
     out,
     parse_gates,
+    parse_list,
     progress_bar,
     with_backend,
     workers_option,
     write_output,
 )
 from qmltest_cli.config import config_option, with_config
-from qmltest_cli.cover_cmd import load_profile
 from rich.table import Table
 
-from qmltest import artifact, intervals, parallel, report
+from qmltest import api, intervals, report
 from qmltest.coverage import criteria as coverage_criteria
-from qmltest.coverage.criteria import Bounds
-from qmltest.coverage.profile import bounds as profile_bounds
-from qmltest.data import datasets
-from qmltest.errors import InputError
-from qmltest.evaluate import label_indices
-from qmltest.fuzz.loop import check_schedule
 from qmltest.fuzz.loop import guides as fuzz_guides
-from qmltest.fuzz.run import campaign
-from qmltest.simulate.runner import model_probabilities
-
-
-def load_seeds(spec: str, model: artifact.Model, per_class: int | None, seed: int):
-    source, split = datasets.parse_spec(spec)
-    x, y = datasets.select(source, split, model.classes, per_class, seed)
-    return x, label_indices(model, y), datasets.load(source).image_shape
 
 
 @handle_errors
@@ -69,6 +53,7 @@ def fuzz(
         help="fifo (QCov Algorithm 1: each seed popped once) or prob (DeepHunter-style: picked by fuzz count).",
     ),
     out_dir: Path = typer.Option(None, "--out", help="Run folder (failures, PNGs, per-guide JSON; resumable)."),
+    force: bool = typer.Option(False, "--force", help="Run guides saved in --out with other settings again."),
     json_out: Path = typer.Option(None, "--json", help="Write the comparison as JSON ('-' for stdout)."),
     html_out: Path = typer.Option(None, "--html", help="HTML report folder (plots as PNG and SVG)."),
     csv_out: Path = typer.Option(None, "--csv", help="One row per guide."),
@@ -84,59 +69,36 @@ def fuzz(
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
     gates = parse_gates(fail_under or [])
-    guides = list(fuzz_guides()) if guide == "all" else [guide]
-    if any(g not in fuzz_guides() for g in guides):
-        raise InputError(f"unknown guide '{guide}' (choose from {', '.join(fuzz_guides())}, all)")
-    check_schedule(schedule)
-    check_range("--budget", budget, 1, 10**7)
-    check_range("--k", k, 1, 100_000)
-    check_range("--top-k", top_k, 1, 2**20)
-    check_range("--per-class", per_class, 1, 10**7)
-    where = parallel.plan(workers, cluster)
-    runs = None
-    if seeds_list:
-        try:
-            runs = sorted({int(v) for v in seeds_list.split(",") if v.strip()})
-        except ValueError:
-            raise InputError(f"--seeds-list must be comma-separated integers, got '{seeds_list}'") from None
-    model = artifact.load(model_path, manifest)
-    prof = load_profile(profile_path, model)
-    seeds = model_data(model, seeds, "test", "--seeds")
-    x, y, shape = load_seeds(seeds, model, per_class, seed)
-    correct = model.predict(model_probabilities(model, x, backend)) == y
-    if not correct.any():
-        raise InputError("no seed is classified correctly: nothing to fuzz")
-    dropped = int((~correct).sum())
-    x, y = x[correct], y[correct]
-    lo, hi = profile_bounds(prof, bounds)
-    config = {"seeds": seeds, "per_class": per_class, "bounds": bounds, "dropped_misclassified_seeds": dropped}
-    with progress_bar("fuzzing", len(guides) * len(runs or [seed]), quiet) as advance:
-        result = campaign(
-            model,
-            x,
-            y,
-            shape,
-            Bounds(lo, hi),
-            guides,
-            budget,
-            seed,
-            out_dir,
-            k,
-            top_k,
-            config,
-            lambda g: advance(1),
-            where=where,
+    runs = parse_list(seeds_list, "--seeds-list")
+    n_guides = len(fuzz_guides()) if guide == "all" else 1
+    with progress_bar("fuzzing", n_guides * len(runs or [seed]), quiet) as advance:
+        res = api.fuzz(
+            model_path,
+            profile_path,
+            seeds,
+            per_class=per_class,
+            guide=guide,
+            budget=budget,
+            k=k,
+            top_k=top_k,
+            bounds=bounds,
+            seed=seed,
             seeds_list=runs,
             schedule=schedule,
+            out=out_dir,
+            force=force,
             backend=backend,
+            workers=workers,
+            cluster=cluster,
+            manifest=manifest,
+            progress=lambda g: advance(1),
         )
-    timing = result.pop("timing")
+    result, timing = res.data, res.timing
+    runs, guides, dropped, n_seeds = timing["runs"], timing["guides"], timing["dropped"], timing["seeds"]
     write_output(json_out, report.to_json(result))
     if runs:
-        if out_dir:
-            report.write_text_atomic(out_dir / "report.json", report.to_json(result))
         if not quiet and str(json_out) != "-":
-            t = Table(title=f"fuzzing {len(x)} seeds, budget {budget} per guide, campaign seeds {runs}")
+            t = Table(title=f"fuzzing {n_seeds} seeds, budget {budget} per guide, campaign seeds {runs}")
             for col in ("guide", *(f"TSR seed {s}" for s in runs), "mean TSR", "pooled TSR [95%]"):
                 t.add_column(col, justify="left" if col == "guide" else "right")
             for g in guides:
@@ -170,14 +132,12 @@ def fuzz(
     ]
     if csv_out:
         write_output(csv_out, report.to_csv(rows))
-    if out_dir:
-        report.write_text_atomic(out_dir / "report.json", report.to_json(result))
     if html_out is not None:
         from qmltest.html import fuzz as html_fuzz
 
         html_fuzz.write(result, out_dir, html_out)
     if not quiet and str(json_out) != "-":
-        _render(result, timing, dropped, len(x), budget)
+        _render(result, timing, dropped, n_seeds, budget)
     gate_coverage({g: r["final_coverage"] for g, r in result["guides"].items()}, gates)
 
 

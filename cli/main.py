@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "fuzz": ("fuzz_cmd", "fuzz", "Mutate seeds, keep mutants that raise coverage, collect misclassified ones."),
     "suite": ("suite_cmd", "app", "Test suites of varying quality and attacks (QuanForge Sec. 4.3.1, QCov Table 14)."),
     "diff": ("diff_cmd", "diff", "Where two models, or one model on two targets, answer differently."),
+    "merge": ("ci_cmd", "merge", "Join the shards of one mutate run: the report an unsharded run gives."),
+    "cache": ("ci_cmd", "cache_app", "The mutate result cache: info, prune."),
     "report": ("report_cmd", "report", "Rebuild a report's views from its JSON alone (no simulation)."),
     "show": ("report_cmd", "show", "One mutant: operator, site, status, verdicts per suite, and its QASM diff."),
     "train": ("train_cmd", "train", "Train with exact adjoint gradients on the batched engine."),

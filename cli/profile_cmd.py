@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import typer
 from qmltest_cli.common import (
     backend_option,
     cluster_option,
     handle_errors,
-    model_data,
-    noise_of,
     noise_option,
     out,
     target_option,
@@ -21,11 +18,7 @@ from qmltest_cli.common import (
 )
 from qmltest_cli.config import config_option, with_config
 
-from qmltest import artifact, parallel, report
-from qmltest.coverage import profile as profiling
-from qmltest.coverage.measure import estimate
-from qmltest.data import datasets
-from qmltest.simulate.runner import model_probabilities
+from qmltest import api
 
 
 @handle_errors
@@ -51,26 +44,21 @@ def profile(
     config: Path = config_option("profile"),
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
-    model = artifact.load(model_path, manifest)
-    data = model_data(model, data, split, "--data")
-    x, _ = datasets.select(data, split, model.classes, per_class, seed)
-    cfg = noise_of(noise, target)
-    where = parallel.plan(workers, cluster)
-    probs = model_probabilities(model, x, backend, register=register, noise=cfg, where=where)
-    probs = estimate(probs, shots, np.random.default_rng(seed))
-    prof = profiling.build(
-        probs,
-        model.sha256,
-        data=data,
+    res = api.profile(
+        model_path,
+        data,
         split=split,
         per_class=per_class,
         shots=shots,
-        register=register,
-        noise=None if cfg is None else cfg.sha256,
         seed=seed,
-        model=model.manifest["name"],
-        versions=report.versions(),
+        noise=noise,
+        target=target,
+        register=register,
+        backend=backend,
+        workers=workers,
+        cluster=cluster,
+        manifest=manifest,
     )
-    write_output(out_path, report.to_json(prof.to_dict()))
+    write_output(out_path, res.to_json())
     if not quiet:
-        out.print(f"profiled {len(x)} inputs over {prof.num_states} basis states -> {out_path}")
+        out.print(f"profiled {res.timing['inputs']} inputs over {res.timing['states']} basis states -> {out_path}")

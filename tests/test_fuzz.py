@@ -181,15 +181,21 @@ def test_mnist_failures_saved_as_png(tmp_path) -> None:
 
 
 def test_a_run_folder_never_hands_back_another_profiles_results(iris_model, tmp_path) -> None:
-    """The same --out with other bounds (another profile) or other seeds is recomputed: the result
-    equals a fresh run's, not the folder's old one; --out naming a file is one clear error."""
+    """The same --out with other bounds (another profile) or other seeds is refused in one line
+    (issue 47); with force it is recomputed and equals a fresh run's, not the folder's old one;
+    --out naming a file is one clear error."""
     model, x, y, b = _setup(iris_model)
     wide = Bounds(b.lower - 0.2, b.upper + 0.2)
-    campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "a", k=10)
-    reused = campaign(model, x, y, None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    first = campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    with pytest.raises(InputError, match="made with other settings"):
+        campaign(model, x, y, None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    assert campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "a", k=10)["guides"] == first["guides"]
+    reused = campaign(model, x, y, None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10, force=True)
     fresh = campaign(model, x, y, None, wide, ["ksc"], 80, 5, tmp_path / "b", k=10)
-    assert reused["guides"] == fresh["guides"]
-    fewer = campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    assert reused["guides"] == fresh["guides"] != first["guides"]
+    with pytest.raises(InputError, match="made with other settings"):
+        campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10)
+    fewer = campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "a", k=10, force=True)
     assert (
         fewer["guides"] == campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "c", k=10)["guides"]
     )

@@ -86,3 +86,9 @@ def test_every_option_of_every_command_has_help_text_and_json_is_a_path() -> Non
     for name in root.list_commands(ctx):
         walk(root.get_command(ctx, name), [name])
     assert not missing and not flags, (missing, flags)
+
+
+def test_the_sharded_workflow_uses_real_options() -> None:
+    lines = usage_lines([(WORKFLOW.parent / "github-actions-shards.yml").read_text()])
+    assert {c[0] for c, _, _ in lines} == {"mutate", "merge"}
+    _check(lines)

@@ -103,11 +103,11 @@ def test_the_mutation_package_reads_in_one_sitting() -> None:
 
 
 def test_placement_options_are_declared_once() -> None:
-    """Issue 46: `--workers` and `--cluster` are declared in cli/common.py alone and shared."""
+    """Issue 46: `--workers` and `--cluster` are declared in cli/options.py alone and shared."""
     cli = ROOT.parent / "cli"
     for flag in ('"--workers"', '"--cluster"'):
         where = [p.name for p in sorted(cli.glob("*.py")) for line in p.read_text().splitlines() if flag in line]
-        assert where == ["common.py"], (flag, where)
+        assert where == ["options.py"], (flag, where)
 
 
 def test_every_package_is_in_the_wheel() -> None:

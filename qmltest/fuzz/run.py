@@ -131,9 +131,12 @@ def campaign(
     seeds_list: list[int] | None = None,
     schedule: str = "fifo",
     backend: str = "auto",
+    force: bool = False,
 ) -> dict:
     """Run the guides (under each seed of `seeds_list`, or `seed`); the report's 'timing' entry is
-    for the caller to print, not to save. Guides x seeds are independent tasks (`where`)."""
+    for the caller to print, not to save. Guides x seeds are independent tasks (`where`). A guide
+    saved in `out` with other settings (another profile, seeds or budget) is refused in one line,
+    or with `force` run again and overwritten."""
     check_schedule(schedule)
     with locked_folder(out):
         mutator = mutators.for_data(x, image_shape)
@@ -174,6 +177,11 @@ def campaign(
                         timing = folder / f"{guide}.timing.json"  # type: ignore[operator]
                         timings[s][guide] = json.loads(timing.read_text()) if timing.exists() else {}
                         continue
+                    if not force:
+                        raise InputError(
+                            f"{cached}: made with other settings (profile bounds, seeds, budget, k or backend): "
+                            "use --force to run it again over it, or another --out"
+                        )
                 todo.append((guide, s))
 
         def done(index: int, outcome: object) -> None:

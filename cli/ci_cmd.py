@@ -1,0 +1,69 @@
+"""`qmltest merge` (the shards of one mutate run as one report) and `qmltest cache` (info, prune)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from qmltest_cli.common import handle_errors, out, write_output
+
+from qmltest import api, report
+from qmltest.mutation import reuse
+
+
+@handle_errors
+def merge(
+    runs: list[Path] = typer.Argument(..., help="The shards' run folders (mutate --shard k/n --out DIR)."),
+    out_dir: Path = typer.Option(..., "--out", help="Run folder of the merged run (new or empty)."),
+    json_out: Path = typer.Option(None, "--json", help="Write the merged JSON report ('-' for stdout)."),
+    junit_out: Path = typer.Option(None, "--junit", help="JUnit XML: a testcase per mutant, survived = failure."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line."),
+) -> None:
+    """Join the shards of one mutate run: the report an unsharded run gives, nothing simulated again."""
+    res = api.merge(runs, out_dir)
+    write_output(json_out, res.to_json())
+    if junit_out:
+        from qmltest import junit
+
+        write_output(junit_out, junit.mutation(res.data))
+    if not quiet and str(json_out) != "-":
+        out.print(f"merged {len(runs)} shards: {res.summary()}", markup=False)
+
+
+cache_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, help="The mutate result cache.")
+
+
+def _folder(cache: Path | None) -> Path:
+    import os
+
+    from qmltest.errors import InputError
+
+    found = cache or (Path(os.environ[reuse.ENV]) if os.environ.get(reuse.ENV) else None)
+    if found is None:
+        raise InputError(f"give the cache folder: --cache DIR or ${reuse.ENV}")
+    return found
+
+
+@cache_app.command("info")
+@handle_errors
+def info(
+    cache: Path = typer.Option(None, "--cache", envvar=reuse.ENV, help="Cache folder."),
+    json_out: Path = typer.Option(None, "--json", help="Write the figures as JSON ('-' for stdout)."),
+) -> None:
+    """Entries, size and age of the cache."""
+    doc = reuse.info(_folder(cache))
+    write_output(json_out, report.to_json(doc))
+    if str(json_out) != "-":
+        age = "" if doc["entries"] == 0 else f", oldest {doc['oldest_days']:.1f} days"
+        out.print(f"{doc['cache']}: {doc['entries']} entries, {doc['bytes'] / 2**20:.2f} MiB{age}", markup=False)
+
+
+@cache_app.command("prune")
+@handle_errors
+def prune(
+    cache: Path = typer.Option(None, "--cache", envvar=reuse.ENV, help="Cache folder."),
+    older_than: float = typer.Option(None, "--older-than", min=0, help="Only entries older than DAYS (default: all)."),
+) -> None:
+    """Remove cache entries (all, or those older than --older-than days)."""
+    n = reuse.prune(_folder(cache), older_than)
+    out.print(f"removed {n} entries", markup=False)
