@@ -41,6 +41,7 @@ from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipelin
     shipped,
     touched_gates,
 )
+from qmltest.mutation.mutant import Mutant  # noqa: F401  (re-exported)
 from qmltest.mutation.options import (  # noqa: F401
     DEFAULTS,
     FORMAT,
