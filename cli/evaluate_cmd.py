@@ -67,17 +67,17 @@ def evaluate(
         cluster=cluster,
         manifest=manifest,
     )
-    result, model = res.data, api.load(model_path, manifest)
-    name, part, cfg = result["data"], result["split"], api.noise_of(noise, target, hardware=True)
+    result, noise_name = res.data, res.timing["noise_name"]
+    name, part = result["data"], result["split"]
     write_output(json_out, report.to_json(result))
     if quiet or str(json_out) == "-":
         return
     seq = result.get("sequential")
     mode = "exact" if exact else f"{shots} shots" if seq is None else _spent(seq)
-    mode += f", {'target' if target else 'noise'} {cfg.name}" if cfg else ""
+    mode += f", {'target' if target else 'noise'} {noise_name}" if noise_name else ""
     if result.get("measurement_bases"):
         mode += f", {result['measurement_bases']} measurement bases"
-    t = Table(title=f"{model.manifest['name']} on {name}:{part} ({mode}, {result['backend']})")
+    t = Table(title=f"{res.timing['model_name']} on {name}:{part} ({mode}, {result['backend']})")
     t.add_column("class")
     t.add_column("samples", justify="right")
     t.add_column("accuracy [95%]", justify="right")

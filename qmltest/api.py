@@ -247,7 +247,7 @@ def evaluate(
     result = evaluate_model(m, x, y, shots, seed, backend, cfg, parallel.plan(workers, cluster), shots_budget)
     name, part = datasets.parse_spec(spec, split)  # a split written in the spec wins over split
     result.update(data=name, split=part, model=name_of, versions=report.versions())
-    return EvaluationResult(result)
+    return EvaluationResult(result, {"model_name": m.manifest["name"], "noise_name": getattr(cfg, "name", None)})
 
 
 def profile(

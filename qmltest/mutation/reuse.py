@@ -37,11 +37,12 @@ class Reuse:
     changed: frozenset[int] | None = None
     shard: tuple[int, int] | None = None
 
-    def keeps(self, position: int, mid: str) -> bool:
-        """Whether the mutant made at `position` (generation order) with id `mid` is this run's."""
+    def left_out(self, position: int, mid: str) -> str | None:
+        """Why the mutant made at `position` (generation order) with id `mid` is not this run's
+        ("other_shards", "killed_before"), or None where it is."""
         if self.shard is not None and position % self.shard[1] != self.shard[0] - 1:
-            return False
-        return mid not in self.killed
+            return "other_shards"
+        return "killed_before" if mid in self.killed else None
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

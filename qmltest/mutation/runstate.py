@@ -135,17 +135,15 @@ class RunState:
         """Whether this run scores the candidate: its shard, not killed before (--iterate), at a
         changed site (--changed-since); those left out are counted in the report's generation."""
         reuse = self.reuse
-        if not reuse.keeps(position, cand.id):
-            key = "other_shards" if reuse.shard and position % reuse.shard[1] != reuse.shard[0] - 1 else "killed_before"
-            self.generation.setdefault("left_out", {}).setdefault(key, 0)
-            self.generation["left_out"][key] += 1
-            return False
-        if reuse.changed is not None and cand.model is not None:
+        why = reuse.left_out(position, cand.id)
+        if why is None and reuse.changed is not None and cand.model is not None:
             if not set(touched_gates(self.original, cand.model)) & reuse.changed:
-                self.generation.setdefault("left_out", {}).setdefault("unchanged_sites", 0)
-                self.generation["left_out"]["unchanged_sites"] += 1
-                return False
-        return True
+                why = "unchanged_sites"
+        if why is None:
+            return True
+        counts = self.generation.setdefault("left_out", {})
+        counts[why] = counts.get(why, 0) + 1
+        return False
 
     def _take(self, cand: Mutant) -> object | None:
         """Record a new candidate; the task to send when it still lacks evidence for a suite."""
