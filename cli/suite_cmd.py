@@ -20,6 +20,7 @@ from qmltest_cli.common import (
 from rich.table import Table
 
 from qmltest import artifact, attacks, parallel, suites
+from qmltest import labels as labels_mod
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 
@@ -52,8 +53,8 @@ def build(
     check_range("--epsilon", epsilon, 1e-12, 1.0)
     model = artifact.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)
-    inside = idx[np.isin(ds.y[idx], model.classes)]
-    others = ds.x[~np.isin(ds.y, model.classes)]
+    inside = idx[labels_mod.contains(model.classes, ds.y[idx])]
+    others = ds.x[~labels_mod.contains(model.classes, ds.y)]
     bounds = (float(min(0.0, ds.x.min())), float(ds.x.max()))
     sx, sy, source, params = suites.derive(
         model,
@@ -96,7 +97,7 @@ def attack(
     where = parallel.plan(workers, cluster)
     model = artifact.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)
-    inside = idx[np.isin(ds.y[idx], model.classes)]
+    inside = idx[labels_mod.contains(model.classes, ds.y[idx])]
     chosen = suites.build(model, ds.x[inside], ds.y[inside], "ori", per_class, seed, backend=backend)
     x, labels = ds.x[inside][chosen], ds.y[inside][chosen]
     y = label_indices(model, labels)

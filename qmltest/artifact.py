@@ -19,6 +19,7 @@ from qmltest import qasm, readout, schemas
 from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError
 from qmltest.memo import Memo, memo_field
+from qmltest.qasm import MAX_ANGLE
 from qmltest.readout import marginalize
 from qmltest.report import read_json, write_text_atomic
 
@@ -96,6 +97,13 @@ class Model:
         if x.shape[1] != len(self.ir.inputs):
             raise InputError(
                 f"wrong feature count: {self.source} expects {len(self.ir.inputs)} features, got {x.shape[1]}"
+            )
+        far = np.abs(x) > MAX_ANGLE
+        if far.any():
+            i, j = (int(v) for v in np.argwhere(far)[0])
+            raise InputError(
+                f"input {i}: feature {self.ir.inputs[j].name} is {x[i, j]:g} after the model's preprocessing, beyond "
+                f"{MAX_ANGLE:g}: the angles it sets keep no significant digit"
             )
         return x
 

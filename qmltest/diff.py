@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest import intervals, readout
+from qmltest import labels as labels_mod
 from qmltest.mutation import votes
 from qmltest.simulate import engine
 
@@ -91,7 +92,7 @@ def compare(
         "inputs_that_disagree": [
             {
                 "index": int(i),
-                "label": int(y[i]),
+                "label": labels_mod.as_json(model_a.classes[int(y[i])]),  # type: ignore[attr-defined]
                 "tvd": float(tvd[i]),
                 **({"p": float(pvalues[i])} if pvalues is not None else {}),
             }

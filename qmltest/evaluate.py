@@ -6,6 +6,7 @@ import numpy as np
 
 from qmltest import budget as budget_mod
 from qmltest import intervals, targets
+from qmltest import labels as labels_mod
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.simulate import device, engine, program
@@ -14,12 +15,9 @@ from qmltest.simulate.runner import model_probabilities
 
 
 def label_indices(model: Model, labels: np.ndarray) -> np.ndarray:
-    """Dataset labels -> the model's class indices; unknown labels are an input error."""
-    index = {c: i for i, c in enumerate(model.classes)}
-    unknown = sorted({int(v) for v in labels} - set(index))
-    if unknown:
-        raise InputError(f"labels {unknown[:5]} are not classes of the model ({model.classes})")
-    return np.array([index[int(v)] for v in labels], dtype=int)
+    """Dataset labels (whole numbers or names) -> the model's class indices; unknown labels are an
+    input error (`qmltest.labels`)."""
+    return labels_mod.indices(model.classes, labels)
 
 
 def evaluate(

@@ -17,7 +17,7 @@ import re
 import openqasm3
 from openqasm3 import ast
 from qiskit import qasm3
-from qiskit.circuit import Parameter, QuantumCircuit
+from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
 from qiskit.circuit.library import get_standard_gate_name_mapping
 
 from qmltest.errors import InputError
@@ -131,12 +131,36 @@ def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Spa
             )
     for pos, inst in enumerate(circuit.data):
         for p in inst.operation.params:
-            if isinstance(p, (int, float)) and not (math.isfinite(float(p)) and abs(float(p)) <= MAX_ANGLE):
+            bad = _bad_number(p)
+            if bad is not None:
                 span = spans[pos]
                 at = f":{span.start_line}" if span else ""
-                what = "a non-finite" if not math.isfinite(float(p)) else "an out-of-range (beyond 1e6)"
-                raise InputError(f"{source}{at}: gate '{inst.operation.name}' has {what} angle ({p})")
+                what = "a non-finite" if not math.isfinite(bad) else "an out-of-range (beyond 1e6)"
+                where = "angle" if isinstance(p, (int, float)) else "number in its feature expression"
+                raise InputError(f"{source}{at}: gate '{inst.operation.name}' has {what} {where} ({bad:g})")
     return circuit, spans
+
+
+def _bad_number(param: object) -> float | None:
+    """The first number of a gate parameter beyond MAX_ANGLE or not finite: the angle itself, or a
+    constant of a feature expression (1e308*x_003 overflows on every input but zero)."""
+    if isinstance(param, (int, float)):
+        values = [float(param)]
+    elif isinstance(param, ParameterExpression):
+        try:  # the constant term (all features 0), the value at 1 and each feature's coefficient there
+            ones = {x: 1.0 for x in param.parameters}
+            values = [
+                float(param.bind({x: 0.0 for x in param.parameters}).numeric()),
+                float(param.bind(ones).numeric()),
+            ]
+            for x in param.parameters:
+                grad = param.gradient(x)
+                values.append(float(grad.bind(ones).numeric() if isinstance(grad, ParameterExpression) else grad))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, RuntimeError):  # complex, 1/x at 0
+            return None
+    else:
+        return None
+    return next((v for v in values if not (math.isfinite(v) and abs(v) <= MAX_ANGLE)), None)
 
 
 def dumps(circuit: QuantumCircuit) -> str:

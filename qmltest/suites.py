@@ -6,6 +6,8 @@ them (class probability of the true class); Small: half of Ori; Skewed: 10:1 (or
 
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 
 from qmltest import readout
@@ -199,6 +201,31 @@ def save(
     write_bytes_atomic(path, buf.getvalue())
 
 
+def _checked(path, x: np.ndarray, y: np.ndarray, source: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """A suite's arrays as the commands need them, every problem one InputError naming the file:
+    inputs a non-empty finite (N, F) array, labels one class each (`qmltest.labels.column`),
+    source indices N integers (-1 for a generated input) when present."""
+    from qmltest import labels
+
+    if x.dtype.kind not in "iufb" or x.ndim < 2 or x.shape[0] == 0 or x.size == 0:
+        raise InputError(
+            f"{path}: 'x' must be a non-empty (inputs x features) array of numbers, got {x.dtype} {x.shape}"
+        )
+    x = x.reshape(len(x), -1).astype(float)
+    if not np.all(np.isfinite(x)):
+        raise InputError(f"{path}: input {int(np.argwhere(~np.isfinite(x))[0][0])} contains NaN or infinite values")
+    y = labels.column(y, f"{path}: 'y'")
+    if len(x) != len(y):
+        raise InputError(f"{path}: {len(x)} inputs but {len(y)} labels")
+    if source is not None:
+        if source.dtype.kind not in "iu" or source.shape != (len(x),):
+            raise InputError(
+                f"{path}: 'source_index' must hold {len(x)} integers (-1 for a generated input), "
+                f"got {source.dtype} {source.shape}"
+            )
+    return x, y
+
+
 def read(path) -> tuple[str, dict, str, int | None, int, np.ndarray, np.ndarray]:
     """A suite NPZ: (kind, params, model sha, seed, generated count, x, y); its metadata checked
     against the published schema (suite.schema.json), every problem one InputError naming the file."""
@@ -217,10 +244,10 @@ def read(path) -> tuple[str, dict, str, int | None, int, np.ndarray, np.ndarray]
                 raise InputError(f"{path}: a suite needs arrays 'x' and 'y' (it has {list(z.files)})")
             x, y = np.asarray(z["x"]), np.asarray(z["y"])
             meta = {k: z[k] for k in ("kind", "params", "model_sha256", "seed") if k in z}
-            source = np.asarray(z["source_index"]) if "source_index" in z else np.zeros(0)
+            source = np.asarray(z["source_index"]) if "source_index" in z else None
     except InputError:
         raise
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated or not a zip
         raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
     doc: dict = {}
     for key, value in meta.items():
@@ -234,7 +261,6 @@ def read(path) -> tuple[str, dict, str, int | None, int, np.ndarray, np.ndarray]
             raise InputError(f"{path}: field 'params': not JSON") from None
     doc = {"kind": "unknown", "params": {}, "model_sha256": "-", "seed": 0, **doc}
     schemas.validate("suite", doc, str(path))
-    if len(x) != len(y):
-        raise InputError(f"{path}: {len(x)} inputs but {len(y)} labels")
-    generated = int(np.sum(source < 0)) if source.dtype.kind in "iu" else 0
+    x, y = _checked(path, x, y, source)
+    generated = 0 if source is None else int(np.sum(source < 0))
     return doc["kind"], doc["params"], doc["model_sha256"], int(doc["seed"]), generated, x, y

@@ -110,5 +110,5 @@ def test_csv_with_a_header_row(tmp_path) -> None:
     ds = datasets.load(str(tmp_path / "h.csv"))
     assert ds.x.tolist() == [[0.5, 1.0], [0.25, 2.0]] and ds.y.tolist() == [0, 1]
     (tmp_path / "bad.csv").write_text("a,b,label\n0.5,1.0,0\nx,2.0,1\n")
-    with pytest.raises(InputError, match="not a numeric CSV"):
+    with pytest.raises(InputError, match="line 3, column 1: .x. is not a number"):
         datasets.load(str(tmp_path / "bad.csv"))

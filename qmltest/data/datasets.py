@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qmltest import labels as labels_mod
 from qmltest.errors import DataWarning, InputError
 
 BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer")
@@ -71,19 +72,8 @@ def _read_idx(path: Path) -> np.ndarray:
 
 
 def _labels(y: np.ndarray, path: Path) -> np.ndarray:
-    """Integer class labels, one per row; anything else is refused with the first bad row."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise InputError(f"{path}: labels 'y' must be a 1-D array, got shape {y.shape}")
-    if y.dtype.kind not in "iuf" or (y.dtype.kind == "f" and not np.all(np.isfinite(y))):
-        raise InputError(f"{path}: labels must be integers, got dtype {y.dtype}")
-    if y.dtype.kind == "f":
-        bad = np.flatnonzero((y != np.round(y)) | (np.abs(y) > 2**31))
-        if len(bad):
-            raise InputError(f"{path}: label of row {int(bad[0])} is {y[bad[0]]}, not an integer class")
-    elif len(y) and np.abs(y.astype(np.int64, copy=False)).max() > 2**31:
-        raise InputError(f"{path}: labels beyond 2^31 are not class labels")
-    return y.astype(int)
+    """Class labels, one per row: whole numbers or names (`qmltest.labels.column`)."""
+    return labels_mod.column(y, str(path))
 
 
 def _features(x: np.ndarray, path: Path) -> np.ndarray:
@@ -130,32 +120,65 @@ def _file(spec: str) -> Dataset:
         x = _features(x, path)
         return Dataset(x.reshape(len(x), -1), _labels(y, path), path.stem, shape)  # type: ignore[arg-type]
     if path.suffix == ".csv":
-        import warnings
-
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # an empty file is a UserWarning in numpy: make it ours
-                arr = np.loadtxt(path, delimiter=",", ndmin=2, skiprows=1 if _has_header(path) else 0)
-        except (ValueError, UserWarning) as exc:
-            raise InputError(f"{path}: not a numeric CSV ({str(exc).splitlines()[0]})") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not a UTF-8 text file") from None
-        if arr.shape[0] == 0 or arr.shape[1] < 2:
-            raise InputError(f"{path}: a CSV dataset needs rows of features followed by a label column")
-        return Dataset(_features(arr[:, :-1], path), _labels(arr[:, -1], path), path.stem)
+        x, y = _csv(path)
+        return Dataset(x, y, path.stem)
     raise InputError(f"{path}: unknown dataset format (use .npz, .csv or idx:)")
 
 
-def _has_header(path: Path) -> bool:
-    """A first line of column names (any field that is not a number), as pandas and spreadsheets write."""
-    with open(path, encoding="utf-8") as fh:
-        first = fh.readline()
-    for field in first.strip().split(","):
-        try:
-            float(field)
-        except ValueError:
-            return True
-    return False
+def _csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels of a CSV: every column but the last a number, the last a class (a whole
+    number or a name). A first row of names (every feature cell text) is a header; a first row that
+    mixes numbers and text in its feature cells is neither and is refused, never dropped."""
+    import csv
+
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}: not a readable CSV ({exc})") from None
+    if not rows:
+        raise InputError(f"{path}: empty CSV (a dataset needs rows of features followed by a label column)")
+    skip = 1 if _header(rows[0], path) else 0
+    body = rows[skip:]
+    width = len(rows[0])
+    if not body or width < 2:
+        raise InputError(f"{path}: a CSV dataset needs rows of features followed by a label column")
+    for i, r in enumerate(body):
+        if len(r) != width:
+            raise InputError(f"{path}: line {i + 1 + skip} has {len(r)} fields, the first line has {width}")
+    cells = np.array(body, dtype=str)
+    try:
+        x = np.char.strip(cells[:, :-1]).astype(float)
+    except ValueError:
+        i, col = next((i, j) for i, r in enumerate(body) for j, c in enumerate(r[:-1]) if _number(c) is None)
+        cell = body[i][col].strip()
+        raise InputError(f"{path}: line {i + 1 + skip}, column {col + 1}: {cell!r} is not a number") from None
+    return x, _labels(cells[:, -1], path)
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+def _header(first: list[str], path: Path) -> bool:
+    """Whether the first row is column names (as pandas and spreadsheets write): every feature cell
+    text. One that mixes numbers and text in its feature cells is refused: dropping it would lose
+    a row of data without a word, keeping it would read a name as a number."""
+    text = [j for j, c in enumerate(first[:-1]) if _number(c) is None]
+    if len(first) < 2 or not text:
+        return False
+    if len(text) == len(first) - 1:
+        return True
+    j = text[0]
+    raise InputError(
+        f"{path}: line 1 mixes numbers and text in its feature columns (column {j + 1} is {first[j].strip()!r}):"
+        " neither a header of names nor a row of data"
+    )
 
 
 def load(spec: str) -> Dataset:
@@ -169,10 +192,14 @@ def load(spec: str) -> Dataset:
 
 
 def parse_spec(spec: str, default_split: str = "test") -> tuple[str, str]:
-    """'mnist:train' -> ('mnist', 'train'); 'mnist' -> ('mnist', default_split); a file -> (file, 'all')."""
+    """'mnist:train' -> ('mnist', 'train'); 'mnist' -> ('mnist', default_split); a file -> (file, 'all');
+    'data.csv:test' -> ('data.csv', 'test')."""
     name, _, split = spec.partition(":")
     if name in BUILTIN:
         return name, split or default_split
+    head, _, tail = spec.rpartition(":")
+    if tail in ("train", "test", "all") and head and Path(head).is_file():
+        return head, tail  # a file with a split: data.csv:test (the same seeded, stratified 80/20)
     return spec, "all"
 
 
@@ -195,7 +222,7 @@ def split_indices(y: np.ndarray, split: str, seed: int = SPLIT_SEED) -> np.ndarr
 def select(
     spec: str,
     split: str = "all",
-    classes: list[int] | None = None,
+    classes: list | None = None,
     per_class: int | None = None,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -211,7 +238,7 @@ def select(
 def select_indices(
     spec: str,
     split: str = "all",
-    classes: list[int] | None = None,
+    classes: list | None = None,
     per_class: int | None = None,
     seed: int = 0,
 ) -> tuple[Dataset, np.ndarray]:
@@ -223,11 +250,16 @@ def select_indices(
     ds = load(spec)
     idx = split_indices(ds.y, split)
     if classes is not None:
-        keep = np.isin(ds.y[idx], classes)
-        if len(idx) and not keep.all() and spec not in BUILTIN:  # a built-in set holds other classes by design
+        keep = labels_mod.contains(classes, ds.y[idx])
+        if not keep.any():  # one line: the error says it all (no warning before it)
+            shown = sorted({labels_mod.key(v) for v in ds.y[idx]}, key=str)[:5]
+            raise InputError(
+                f"{spec}: no samples of the model's class(es) {list(classes)} in split '{split}' (its labels: {shown})"
+            )
+        if not keep.all() and spec not in BUILTIN:  # a built-in set holds other classes by design
             import warnings
 
-            others = sorted({v.item() for v in np.unique(ds.y[idx][~keep])})
+            others = sorted({labels_mod.key(v) for v in np.unique(ds.y[idx][~keep])}, key=str)
             warnings.warn(
                 f"{spec}: {int((~keep).sum())} of {len(idx)} rows have labels {others[:5]} that are not classes "
                 f"of the model ({classes}): left out",
@@ -235,8 +267,6 @@ def select_indices(
                 stacklevel=3,
             )
         idx = idx[keep]
-        if len(idx) == 0:
-            raise InputError(f"{spec}: no samples of the model's class(es) {classes} in split '{split}'")
     if per_class is not None:
         rng = np.random.default_rng(seed)
         keep_idx = []

@@ -159,7 +159,8 @@ def amplitude_states(x: np.ndarray, num_qubits: int, padding: float = 0.0) -> np
         raise InputError(f"amplitude encoding: {x.shape[1]} features do not fit {num_qubits} qubits")
     padded = np.full((len(x), dim), padding, dtype=float)
     padded[:, : x.shape[1]] = x
-    norms = np.linalg.norm(padded, axis=1)
-    if np.any(norms == 0):
-        raise InputError(f"amplitude encoding: input {int(np.argmin(norms))} is all zeros")
-    return (padded / norms[:, None]).astype(complex)
+    peak = np.max(np.abs(padded), axis=1)
+    if np.any(peak == 0):
+        raise InputError(f"amplitude encoding: input {int(np.argmin(peak))} is all zeros")
+    padded /= peak[:, None]  # scale first: the state is scale-free, and |1e308|^2 would overflow the norm
+    return (padded / np.linalg.norm(padded, axis=1)[:, None]).astype(complex)

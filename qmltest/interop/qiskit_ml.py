@@ -55,6 +55,30 @@ def pauli_strings(observables: object) -> list[str]:
     return out
 
 
+KERNEL_REFUSAL = (
+    "{name}: a quantum kernel classifier decides by a sum over its support vectors of state overlaps "
+    "|<phi(s_i)|phi(x)>|^2, one circuit per (input, support vector), not by reading out one circuit; qmltest "
+    "imports circuit classifiers (VQC, NeuralNetworkClassifier, SamplerQNN, EstimatorQNN) and does not "
+    "test kernel models"
+)
+
+
+def refuse_kernel(obj: object) -> None:
+    """Kernel classifiers (QSVC, PegasosQSVC, QSVR, or a bare quantum kernel) in one line naming why.
+
+    The model qmltest tests is one parameterized circuit whose readout gives the class (QuanForge
+    Sec. 2, QCov Sec. 3: coverage and mutants are over that circuit's outcome distribution); a
+    kernel model's output is a weighted sum over support vectors of fidelities of two circuits, a
+    different object for every coverage criterion and operator."""
+    kernel = getattr(obj, "quantum_kernel", None)
+    if (
+        kernel is not None
+        or hasattr(obj, "evaluate_duplicates")
+        or type(obj).__name__ in ("QSVC", "PegasosQSVC", "QSVR")
+    ):
+        raise InputError(KERNEL_REFUSAL.format(name=type(obj).__name__))
+
+
 def from_qiskit_ml(
     obj: object,
     weights: Sequence[float] | np.ndarray | None = None,
@@ -68,6 +92,7 @@ def from_qiskit_ml(
     """Convert a VQC, a NeuralNetworkClassifier(SamplerQNN | EstimatorQNN) or a bare QNN (weights
     given), with classical layers before it (`preprocessing`) and a linear `head` after an
     EstimatorQNN. The model is checked against the QNN's own `forward` (plus the head) to 1e-9."""
+    refuse_kernel(obj)
     qnn = getattr(obj, "neural_network", None)
     clf = obj if qnn is not None else None
     qnn = qnn if qnn is not None else obj

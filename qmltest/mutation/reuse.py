@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from qmltest import report
+from qmltest import report, schemas
 from qmltest.errors import InputError
 
 CACHE_FORMAT = "qmltest.cache/1"
@@ -81,7 +81,7 @@ def get(cache: Path, k: str) -> dict | None:
     except (OSError, ValueError):
         return None
     ok = isinstance(rec, dict) and isinstance(rec.get("suites"), dict) and isinstance(rec.get("touched"), list)
-    return rec if ok else None
+    return rec if ok and schemas.is_valid("mutant-record", dict(rec, id=k)) else None  # damaged: redone
 
 
 def put(cache: Path, k: str, rec: dict) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import artifact, report
+from qmltest import artifact, report, schemas
 from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.mutation.options import RUN_FORMAT
@@ -86,6 +86,10 @@ class RunFolder:
                     continue  # an interrupted or garbled write: that mutant is simply redone
                 if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
                     raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
+                try:  # a record of the wrong shape is never used as evidence
+                    schemas.validate("mutant-record", rec, f"{log}: line {n}")
+                except InputError as exc:
+                    raise InputError(f"{exc}: use --force or another --out") from None
                 self.records.setdefault(rec["id"], {}).update(rec)
 
     def close(self) -> None:

@@ -15,7 +15,16 @@ from importlib import resources
 
 from qmltest.errors import InputError
 
-NAMES = ("manifest", "profile", "noise", "suite", "mutation-report", "coverage-report", "fuzz-report")
+NAMES = (
+    "manifest",
+    "profile",
+    "noise",
+    "suite",
+    "mutation-report",
+    "coverage-report",
+    "fuzz-report",
+    "mutant-record",
+)
 
 
 @cache
@@ -73,3 +82,8 @@ def first_non_finite(data: object, path: tuple = ()) -> str | None:
             if hit:
                 return hit
     return None
+
+
+def is_valid(name: str, data: object) -> bool:
+    """Whether `data` matches the schema and holds finite numbers only (`validate` without the message)."""
+    return _validator(name).is_valid(data) and first_non_finite(data) is None
