@@ -3,12 +3,12 @@ PY := $(VENV)/bin/python
 QMLTEST := $(VENV)/bin/qmltest
 MODEL ?= data/models/qcl-mnist01
 # The extras that install on a plain machine (PennyLane, qiskit-ibm-runtime: their tests run, not skip).
-EXTRAS ?= dev,pennylane,hardware,torch
+EXTRAS ?= dev,pennylane,hardware,torch,docs
 # torch is pinned to the CPU build that lies on these machines' disk (a bare `torch` pulls a CUDA
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test test-slow test-browser lint bench-scale bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -26,6 +26,16 @@ demo: install
 test: install
 	$(PY) -m ruff check qmltest cli tests benchmarks docs
 	$(PY) -m pytest -q
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# The documentation site: regenerate the reference pages from the code, then build into site/.
+docs: install
+	$(PY) docs/gen_ref.py
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# A screenshot of every page of the built site in Debian's headless chromium (docs/screenshots/).
+docs-screenshots: docs
+	$(PY) docs/screenshots.py
 
 test-slow: install
 	$(PY) -m pytest -q -m slow

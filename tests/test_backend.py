@@ -310,14 +310,14 @@ def test_prefetch_keeps_one_batch_within_its_budget(monkeypatch) -> None:
 
 
 def test_readme_adding_a_backend_block_runs(iris_model, tmp_path) -> None:
-    """The README's 'Adding a backend' block, run as written: one class and one registry line, then
+    """The docs' (how-to/extend) 'Adding a backend' block, run as written: one class and one registry line, then
     `--backend qiskit-sv` on evaluate and mutate gives numpy's numbers and verdicts."""
     import re
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "howto" / "extend.md").read_text()
     code = re.search(r"```python\n(.*?)```", readme.split("### Adding a backend", 1)[1], re.DOTALL).group(1)
     try:
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/howto/extend.md", "exec"), {})
         assert "qiskit-sv" in REGISTRY.names() and "qiskit-sv" in REGISTRY.help()
         model = artifact.load(iris_model)
         x = _random_inputs(model, 5, 3)

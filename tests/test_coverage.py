@@ -127,7 +127,7 @@ def test_js_divergence_limits_and_haar_states_are_diverse() -> None:
 
 
 def test_readme_adding_a_coverage_criterion_block_runs(tmp_path) -> None:
-    """The README's 'Adding a coverage criterion' block, run as written: `cover` reports the new
+    """The docs' (how-to/extend) 'Adding a coverage criterion' block, run as written: `cover` reports the new
     criterion (its value equal to a direct count), `--fail-under mrc=P` gates on it, `fuzz --guide
     mrc` is guided by it; removed afterwards."""
     import json
@@ -140,13 +140,13 @@ def test_readme_adding_a_coverage_criterion_block_runs(tmp_path) -> None:
     from qmltest.coverage import criteria
 
     root = Path(__file__).resolve().parents[1]
-    section = (root / "README.md").read_text().split("### Adding a coverage criterion", 1)[1]
+    section = (root / "docs" / "howto" / "extend.md").read_text().split("### Adding a coverage criterion", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
     model, runner = str(root / "data" / "models" / "qcl-mnist01"), CliRunner()
     prof = tmp_path / "p.json"
     assert runner.invoke(app, ["profile", model, "--per-class", "20", "--out", str(prof), "-q"]).exit_code == 0
     try:
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/howto/extend.md", "exec"), {})
         assert criteria.names() == ("ksc", "scc", "tsc", "mrc")
         args = ["cover", model, "--profile", str(prof), "--per-class", "10", "--json", "-"]
         res = runner.invoke(app, args)

@@ -1,6 +1,6 @@
-"""The README's usage lines match the CLI: every `--option` written after `qmltest CMD` in a code
-block (and in the documented GitHub Actions workflow) is one that `qmltest CMD --help` lists
-(issue 30: the README's usage blocks match --help)."""
+"""The README's and the documentation site's usage lines match the CLI: every `--option` written
+after `qmltest CMD` in a code block of README.md or docs/**/*.md (and in the documented GitHub
+Actions workflows) is one that `qmltest CMD --help` lists (issue 30; issue 49 for the site)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,21 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+GENERATED = (
+    "reference/cli.md",
+    "reference/config.md",
+    "reference/reports.md",
+    "reference/plugins.md",
+    "performance.md",
+)
+
+
+def pages() -> list[Path]:
+    """README.md and every hand-written page of the site (generated pages quote --help itself)."""
+    docs = ROOT / "docs"
+    return [README] + sorted(p for p in docs.rglob("*.md") if p.relative_to(docs).as_posix() not in GENERATED)
+
+
 WORKFLOW = ROOT / "docs" / "ci" / "github-actions.yml"
 GROUPS = ("suite", "zoo", "noise")
 
@@ -21,7 +36,7 @@ def usage_lines(blocks: list[str] | None = None) -> list[tuple[tuple[str, ...], 
     'profile/cover' stands for both commands."""
     out = []
     if blocks is None:
-        blocks = re.findall(r"```\w*\n(.*?)```", README.read_text(), re.DOTALL)
+        blocks = [b for page in pages() for b in re.findall(r"```\w*\n(.*?)```", page.read_text(), re.DOTALL)]
     for block in blocks:
         for line in re.sub(r"\\\n\s*", " ", block).splitlines():
             line = line.split("#")[0].strip()
@@ -51,7 +66,7 @@ def _check(lines: list[tuple[tuple[str, ...], list[str], str]]) -> None:
 
 def test_every_readme_option_is_in_its_command_s_help() -> None:
     lines = usage_lines()
-    assert len(lines) > 40  # the README shows the commands in use
+    assert len(lines) > 60  # the README and the site show the commands in use
     _check(lines)
 
 
