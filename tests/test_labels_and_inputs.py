@@ -204,41 +204,18 @@ def test_1e308_in_data_is_refused_by_every_command_that_reads_data(tmp_path) -> 
         ["profile", str(MODEL), "--data", big, "--out", str(tmp_path / "p2.json")],
         ["cover", str(MODEL), "--profile", prof, "--data", big],
         ["fuzz", str(MODEL), "--profile", prof, "--data", big, "--budget", "5"],
-        [
-            "suite",
-            "build",
-            str(MODEL),
-            "--data",
-            big,
-            "--kind",
-            "ori",
-            "--per-class",
-            "3",
-            "--out",
-            str(tmp_path / "s.npz"),
-        ],
+        _suite_build(big, tmp_path / "s.npz"),
         ["mutate", str(MODEL), "--suite", "qml", "--operators", "APC", "--test", big],
     ):
         assert "keep no significant digit" in _refused(cmd) or "NaN or infinite" in _refused(cmd), cmd
 
 
+def _suite_build(data: str, out: Path) -> list[str]:
+    return ["suite", "build", str(MODEL), "--data", data, "--kind", "ori", "--per-class", "3", "--out", str(out)]
+
+
 def test_damaged_suites_are_refused_in_one_line(tmp_path) -> None:
-    res = runner.invoke(
-        app,
-        [
-            "suite",
-            "build",
-            str(MODEL),
-            "--data",
-            "iris",
-            "--kind",
-            "ori",
-            "--per-class",
-            "3",
-            "--out",
-            str(tmp_path / "s.npz"),
-        ],
-    )
+    res = runner.invoke(app, _suite_build("iris", tmp_path / "s.npz"))
     assert res.exit_code == 0, res.output
     whole = (tmp_path / "s.npz").read_bytes()
     (tmp_path / "trunc.npz").write_bytes(whole[:700])
