@@ -86,10 +86,11 @@ class RunFolder:
                     continue  # an interrupted or garbled write: that mutant is simply redone
                 if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
                     raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
-                try:  # a record of the wrong shape is never used as evidence
-                    schemas.validate("mutant-record", rec, f"{log}: line {n}")
-                except InputError as exc:
-                    raise InputError(f"{exc}: use --force or another --out") from None
+                if not schemas.is_valid("mutant-record", rec):  # the wrong shape is never used as evidence
+                    try:
+                        schemas.validate("mutant-record", rec, f"{log}: line {n}")  # names the field
+                    except InputError as exc:
+                        raise InputError(f"{exc}: use --force or another --out") from None
                 self.records.setdefault(rec["id"], {}).update(rec)
 
     def close(self) -> None:
