@@ -281,3 +281,21 @@ def test_labels_outside_the_classes_are_one_line(named, tmp_path) -> None:
     ]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert res.returncode == 0 and res.stderr.strip().splitlines() == [res.stderr.strip()] and "left out" in res.stderr
+
+
+def test_fuzz_failures_keep_the_class_names(named, tmp_path) -> None:
+    """A fuzz run folder stores the classes beside the failures' class indices, and the HTML
+    captions name them."""
+    from qmltest.html.fuzz import _labels
+
+    nm, data = str(named["model"]), str(named["root"] / "named.csv")
+    runner.invoke(app, ["profile", nm, "--data", data, "--out", str(tmp_path / "p.json"), "-q"])
+    args = ["fuzz", nm, "--profile", str(tmp_path / "p.json"), "--data", data, "--budget", "60", "--seed", "3"]
+    res = runner.invoke(app, [*args, "--guide", "random", "--out", str(tmp_path / "run"), "-q"])
+    assert res.exit_code == 0, res.output
+    with np.load(tmp_path / "run" / "random-failures.npz") as z:
+        assert z["classes"].tolist() == NAMES
+        count = len(z["y"])
+    captions = _labels(tmp_path / "run" / "random-failures.npz")
+    assert count > 0 and len(captions) == count and all(c.startswith("true ") for c in captions.values())
+    assert all(c.split(",")[0].removeprefix("true ") in NAMES for c in captions.values())

@@ -34,7 +34,9 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def save_outcome(out: Path, outcome: Outcome, seeds_x: np.ndarray, image_shape, mutator, config: dict) -> dict:
+def save_outcome(
+    out: Path, outcome: Outcome, seeds_x: np.ndarray, image_shape, mutator, config: dict, classes: list | None = None
+) -> dict:
     summary = outcome.summary()
     summary["coverage_trace"] = outcome.coverage_trace
     summary["config_hash"] = config_hash(config)
@@ -47,6 +49,8 @@ def save_outcome(out: Path, outcome: Outcome, seeds_x: np.ndarray, image_shape, 
         "predicted": np.array([p for _, p in failures], dtype=int),
         "origin": np.array([s.origin for s, _ in failures], dtype=int),
     }
+    if classes is not None:  # y and predicted are class indices; their names as the manifest writes them
+        arrays["classes"] = np.array([str(c) for c in classes])
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     report.write_bytes_atomic(out / f"{outcome.guide}-failures.npz", buf.getvalue())
@@ -191,7 +195,7 @@ def campaign(
             folder = folders[s]
             if folder:
                 folder.mkdir(parents=True, exist_ok=True)
-                results[s][guide] = save_outcome(folder, outcome, x, image_shape, mutator, configs[s])  # type: ignore[arg-type]
+                results[s][guide] = save_outcome(folder, outcome, x, image_shape, mutator, configs[s], model.classes)  # type: ignore[arg-type]
             else:
                 results[s][guide] = dict(outcome.summary(), coverage_trace=outcome.coverage_trace)  # type: ignore[attr-defined]
             timings[s][guide] = outcome.timing()  # type: ignore[attr-defined]

@@ -91,7 +91,12 @@ def _labels(npz: Path) -> dict[int, str]:
         if not {"y", "predicted"} <= set(z.files):
             return {}
         origin = z["origin"] if "origin" in z.files else [None] * len(z["y"])
+        names = [str(c) for c in z["classes"]] if "classes" in z.files else None
+
+        def name(c: object) -> str:  # the class's name where the run folder has them
+            return names[int(c)] if names is not None and 0 <= int(c) < len(names) else str(int(c))
+
         return {
-            i: f"true {int(t)}, predicted {int(p)}" + ("" if o is None else f" (seed {int(o)})")
+            i: f"true {name(t)}, predicted {name(p)}" + ("" if o is None else f" (seed {int(o)})")
             for i, (t, p, o) in enumerate(zip(z["y"], z["predicted"], origin))
         }
