@@ -275,7 +275,7 @@ class Evaluator:
         (a remove-measure mutant reads out fewer qubits than the original)."""
         m = self.original
         sel = slice(None) if mask is None else mask
-        rng = np.random.default_rng(seed_of(self.seed, key, data.name))
+        rng = np.random.default_rng(seed_of(self.seed, key, data.fingerprint))
         cmat = m.readout_matrix if matrix is None else matrix
         n = self.repeats if repeats is None else repeats
         if self.shots is not None:
@@ -325,7 +325,7 @@ class Evaluator:
         key = f"{data.fingerprint}/{len(idx)}"
         if key not in self._orig_win:
             probs = self.original_probs(data)[idx]
-            rng = np.random.default_rng(seed_of(self.seed, "original-votes", data.name))
+            rng = np.random.default_rng(seed_of(self.seed, "original-votes", data.fingerprint))
             self._orig_win[key] = votes.original_win(
                 probs, self.original.readout_matrix, data.y[idx], self.original.predict, self.shots, rng
             )

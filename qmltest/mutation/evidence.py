@@ -148,7 +148,7 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
         per_class[str(c)] = [_finite(v.p_value), _finite(v.effect_size)]
     idx = np.flatnonzero(correct)
     w0, exact = evaluator.original_win(suite, idx)
-    rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "votes"))
+    rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.fingerprint, "votes"))
     merged, mmat = evaluator.reduced(probs, matrix) if opts.shots is not None else (probs, matrix)
     right = votes.model_votes(merged[idx], mmat, suite.y[idx], predict, opts.shots, reps, rng)
     k = right[:R].sum(axis=0)
@@ -156,7 +156,7 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
     if opts.shots is None:
         pred = predict(probs[idx])
     else:
-        rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.name, "majority"))
+        rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.fingerprint, "majority"))
         bucketed = (merged[idx], mmat) if mmat is not matrix else None
         pred = votes.one_vote(probs[idx], matrix, predict, opts.shots, rng, bucketed)
     ev = {
