@@ -25,8 +25,7 @@ demo: install
 
 test: install
 	$(PY) -m ruff check qmltest cli tests benchmarks docs
-	$(PY) -m pytest -q
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+	$(PY) -m pytest -q  # includes mkdocs build --strict (tests/test_docs.py)
 
 # The documentation site: regenerate the reference pages from the code, then build into site/.
 docs: install

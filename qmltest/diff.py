@@ -92,7 +92,7 @@ def compare(
         "inputs_that_disagree": [
             {
                 "index": int(i),
-                "label": labels_mod.as_json(model_a.classes[int(y[i])]),  # type: ignore[attr-defined]
+                "label": labels_mod.key(model_a.classes[int(y[i])]),  # type: ignore[attr-defined]
                 "tvd": float(tvd[i]),
                 **({"p": float(pvalues[i])} if pvalues is not None else {}),
             }

@@ -38,8 +38,8 @@ def column(values: np.ndarray | list, where: str) -> np.ndarray:
     if y.ndim != 1:
         raise InputError(f"{where}: labels 'y' must be a 1-D array, got shape {y.shape}")
     if y.dtype.kind in "US" or y.dtype == object:
-        text = [key(v).strip() if isinstance(key(v), str) else key(v) for v in y]
-        numeric = [_number(t) if isinstance(t, str) else t for t in text]
+        text = [k.strip() if isinstance(k := key(v), str) else k for v in y]
+        numeric = [number(t) if isinstance(t, str) else t for t in text]
         if all(n is not None for n in numeric) and len(numeric):
             return column(np.asarray(numeric, dtype=float), where)
         if any(n is not None for n in numeric):
@@ -60,12 +60,12 @@ def column(values: np.ndarray | list, where: str) -> np.ndarray:
     return y.astype(int)
 
 
-def _number(text: str) -> float | None:
+def number(text: str) -> float | None:
+    """The cell as a float, or None when it is not a number (a name, a header field)."""
     try:
-        v = float(text)
+        return float(text)
     except ValueError:
         return None
-    return v
 
 
 def indices(classes: list, labels: np.ndarray | list) -> np.ndarray:
@@ -84,8 +84,3 @@ def contains(classes: list, labels: np.ndarray) -> np.ndarray:
     """Boolean mask: which labels are classes of the model."""
     known = {key(c) for c in classes}
     return np.array([key(v) in known for v in labels], dtype=bool)
-
-
-def as_json(value: object) -> Label:
-    """A label as a report writes it (an int or a name)."""
-    return key(value)

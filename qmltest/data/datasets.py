@@ -152,24 +152,17 @@ def _csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
         x = np.char.strip(cells[:, :-1]).astype(float)
     except ValueError:
-        i, col = next((i, j) for i, r in enumerate(body) for j, c in enumerate(r[:-1]) if _number(c) is None)
+        i, col = next((i, j) for i, r in enumerate(body) for j, c in enumerate(r[:-1]) if labels_mod.number(c) is None)
         cell = body[i][col].strip()
         raise InputError(f"{path}: line {i + 1 + skip}, column {col + 1}: {cell!r} is not a number") from None
     return x, _labels(cells[:, -1], path)
-
-
-def _number(cell: str) -> float | None:
-    try:
-        return float(cell)
-    except ValueError:
-        return None
 
 
 def _header(first: list[str], path: Path) -> bool:
     """Whether the first row is column names (as pandas and spreadsheets write): every feature cell
     text. One that mixes numbers and text in its feature cells is refused: dropping it would lose
     a row of data without a word, keeping it would read a name as a number."""
-    text = [j for j, c in enumerate(first[:-1]) if _number(c) is None]
+    text = [j for j, c in enumerate(first[:-1]) if labels_mod.number(c) is None]
     if len(first) < 2 or not text:
         return False
     if len(text) == len(first) - 1:

@@ -70,10 +70,9 @@ def refuse_kernel(obj: object) -> None:
     Sec. 2, QCov Sec. 3: coverage and mutants are over that circuit's outcome distribution); a
     kernel model's output is a weighted sum over support vectors of fidelities of two circuits, a
     different object for every coverage criterion and operator."""
-    kernel = getattr(obj, "quantum_kernel", None)
     if (
-        kernel is not None
-        or hasattr(obj, "evaluate_duplicates")
+        getattr(obj, "quantum_kernel", None) is not None
+        or hasattr(obj, "evaluate_duplicates")  # a bare FidelityQuantumKernel
         or type(obj).__name__ in ("QSVC", "PegasosQSVC", "QSVR")
     ):
         raise InputError(KERNEL_REFUSAL.format(name=type(obj).__name__))
