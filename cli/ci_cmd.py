@@ -33,25 +33,27 @@ def merge(
 cache_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, help="The mutate result cache.")
 
 
-def _folder(cache: Path | None) -> Path:
+def _folder(cache: Path | None, given: Path | None = None) -> Path:
+    """The cache folder: the argument, --cache or $QMLTEST_CACHE (the first given), checked."""
     import os
 
     from qmltest.errors import InputError
 
-    found = cache or (Path(os.environ[reuse.ENV]) if os.environ.get(reuse.ENV) else None)
+    found = given or cache or (Path(os.environ[reuse.ENV]) if os.environ.get(reuse.ENV) else None)
     if found is None:
-        raise InputError(f"give the cache folder: --cache DIR or ${reuse.ENV}")
-    return found
+        raise InputError(f"give the cache folder: qmltest cache info DIR, --cache DIR or ${reuse.ENV}")
+    return reuse.folder(found)
 
 
 @cache_app.command("info")
 @handle_errors
 def info(
+    folder: Path = typer.Argument(None, help="Cache folder (or --cache, or $QMLTEST_CACHE)."),
     cache: Path = typer.Option(None, "--cache", envvar=reuse.ENV, help="Cache folder."),
     json_out: Path = typer.Option(None, "--json", help="Write the figures as JSON ('-' for stdout)."),
 ) -> None:
     """Entries, size and age of the cache."""
-    doc = reuse.info(_folder(cache))
+    doc = reuse.info(_folder(cache, folder))
     write_output(json_out, report.to_json(doc))
     if str(json_out) != "-":
         age = "" if doc["entries"] == 0 else f", oldest {doc['oldest_days']:.1f} days"
@@ -61,9 +63,10 @@ def info(
 @cache_app.command("prune")
 @handle_errors
 def prune(
+    folder: Path = typer.Argument(None, help="Cache folder (or --cache, or $QMLTEST_CACHE)."),
     cache: Path = typer.Option(None, "--cache", envvar=reuse.ENV, help="Cache folder."),
     older_than: float = typer.Option(None, "--older-than", min=0, help="Only entries older than DAYS (default: all)."),
 ) -> None:
     """Remove cache entries (all, or those older than --older-than days)."""
-    n = reuse.prune(_folder(cache), older_than)
+    n = reuse.prune(_folder(cache, folder), older_than)
     out.print(f"removed {n} entries", markup=False)

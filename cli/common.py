@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qmltest.errors import InputError, QmlTestError, SimulatorError
+from qmltest.files import shown
 from qmltest.report import write_text_atomic
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -32,6 +33,11 @@ WRITE_ERRORS = {
     errno.ENOTDIR: "a part of the path is not a folder",
 }
 """OS errors that mean 'this destination cannot be written': one line and exit 2, not an internal error."""
+PATH_ERRORS = {
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ELOOP: "too many levels of symbolic links",
+}
+"""OS errors that mean 'this path cannot name a file' (read or write): one line and exit 2."""
 PLACEMENT = (WORKERS, CLUSTER)
 COMMAND: list[str] = []
 """The command line as typed (set by the console entry point; empty when called from Python)."""
@@ -81,15 +87,18 @@ def handle_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            one_stdout(kwargs)
             return fn(*args, **kwargs)
         except InputError as exc:
             raise fatal(str(exc), EXIT_INPUT) from None
         except FileNotFoundError as exc:
             raise fatal(f"{exc.filename}: no such file", EXIT_INPUT) from None
         except OSError as exc:  # a destination that cannot be written: read-only, immutable, full disk
+            if exc.errno in PATH_ERRORS:
+                raise fatal(f"{shown(exc.filename or '')}: {PATH_ERRORS[exc.errno]}", EXIT_INPUT) from None
             if exc.errno not in WRITE_ERRORS:
                 raise fatal(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL) from None
-            where = exc.filename or "the output"
+            where = shown(exc.filename) if exc.filename else "the output"
             raise fatal(f"cannot write {where}: {WRITE_ERRORS[exc.errno]}", EXIT_INPUT) from None
         except SimulatorError as exc:
             raise fatal(str(exc), EXIT_INTERNAL) from None
@@ -109,6 +118,24 @@ def handle_errors(fn: F) -> F:
             raise fatal(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def one_stdout(kwargs: dict[str, Any]) -> None:
+    """At most one output may be '-' (stdout): two reports on one stream interleave into neither."""
+    dashes = [name for name, value in kwargs.items() if isinstance(value, Path) and str(value) == "-"]
+    if len(dashes) > 1:
+        shown = " and ".join("--" + n.removesuffix("_out").replace("_", "-") for n in dashes)
+        both = "both" if len(dashes) == 2 else "all"
+        raise InputError(f"{shown} {both} write to stdout ('-'): give all but one of them a file")
+
+
+def interrupted(command: list[str]) -> str:
+    """The line Ctrl-C prints: what is kept and how to go on (a run folder resumes where it stopped)."""
+    folder = next((command[i + 1] for i, a in enumerate(command[:-1]) if a == "--out"), None)
+    folder = folder or next((a.split("=", 1)[1] for a in command if a.startswith("--out=")), None)
+    if folder is None:
+        return "interrupted: nothing was written"
+    return f"interrupted: finished work is kept in {folder}; run the same command again to resume"
 
 
 def show_progress(quiet: bool) -> bool:
@@ -269,11 +296,14 @@ def route_warnings() -> None:
     (numpy's RuntimeWarnings, libraries' deprecations) stays off the user's terminal."""
     import warnings
 
-    from qmltest.errors import DataWarning
+    from qmltest.errors import DataWarning, Notice
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
         if issubclass(category, DataWarning):
             err.print(f"warning: {printable(str(message))}", markup=False, soft_wrap=True)
+        elif issubclass(category, Notice) and sys.stderr.isatty():
+            err.print(printable(str(message)), markup=False, soft_wrap=True)
 
     warnings.showwarning = show
     warnings.simplefilter("default", DataWarning)
+    warnings.simplefilter("default", Notice)

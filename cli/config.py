@@ -24,8 +24,9 @@ AUTO = ("qmltest.toml", "pyproject.toml")
 
 
 def _table(path: Path, command: str) -> dict | None:
-    if not path.is_file():
-        raise InputError(f"{path}: no such config file")
+    from qmltest.files import readable
+
+    readable(path, "a config file", " (config)")
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -120,15 +120,15 @@ def fuzz(
             gates,
         )
         return
-    rows = [
+    rows = [  # columns in sorted order: a resumed run reads its results back with sorted keys
         {
             "guide": g,
-            **{c: v for c, v in r.items() if c not in ("final_coverage", "guide", "tsr_interval")},
+            **{c: r[c] for c in sorted(r) if c not in ("final_coverage", "guide", "tsr_interval")},
             "tsr_low": (r.get("tsr_interval") or [None, None])[0],
             "tsr_high": (r.get("tsr_interval") or [None, None])[1],
-            **{f"final_{c}": v for c, v in r["final_coverage"].items()},
+            **{f"final_{c}": r["final_coverage"][c] for c in sorted(r["final_coverage"])},
         }
-        for g, r in result["guides"].items()
+        for g, r in sorted(result["guides"].items())
     ]
     if csv_out:
         write_output(csv_out, report.to_csv(rows))

@@ -21,6 +21,10 @@ def _labels(text: str | None) -> list | None:
     if text is None:
         return None
     parts = [v.strip() for v in text.split(",") if v.strip()]
+    if len(parts) < 2:
+        raise InputError(f"--classes needs two or more comma-separated labels, got '{text}'")
+    if len(set(parts)) != len(parts):
+        raise InputError(f"--classes names a label twice: '{text}'")
     try:
         return [int(v) for v in parts]
     except ValueError:

@@ -77,6 +77,16 @@ MUTABLE = {
 """What the mutation operators may touch, by part of the model (README, mutation sections)."""
 
 
+SHOWN_BLOCKS = 24
+"""Blocks listed per layer in the table; the rest are counted (a 30,000-gate layer has 20,000)."""
+
+
+def _blocks(blocks: list[dict]) -> str:
+    """'e1 r2 e1 ...' (kind initial and gate count), cut after SHOWN_BLOCKS with the count left out."""
+    text = " ".join(f"{b['kind'][0]}{b['gates']}" for b in blocks[:SHOWN_BLOCKS])
+    return text if len(blocks) <= SHOWN_BLOCKS else f"{text} ... ({len(blocks) - SHOWN_BLOCKS:,} more)"
+
+
 @handle_errors
 def inspect(
     model_path: Path = typer.Argument(..., help="Model folder (model.qasm + model.json) or a .qasm file."),
@@ -129,7 +139,7 @@ def render(info: dict) -> None:
             row["name"],
             row["kind"],
             f"{row['start']}-{row['stop']}",
-            " ".join(f"{b['kind'][0]}{b['gates']}" for b in row["blocks"]),
+            _blocks(row["blocks"]),
             ", ".join(f"{k}:{v}" for k, v in row["gate_counts"].items()),
             ", ".join(f"{k}:{v}" for k, v in row["parameters"].items()),
         )

@@ -109,6 +109,10 @@ def main(
     gctune.settle()
 
 
+INTERRUPTED = 130
+"""Exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
 def run() -> None:
     """Console-script entry point."""
     import sys
@@ -119,12 +123,16 @@ def run() -> None:
     common.route_warnings()
     try:
         code = app(standalone_mode=False)
+    except KeyboardInterrupt:  # outside the command (typer turns one inside into exit code 130)
+        code = INTERRUPTED
     except Exception as exc:  # usage errors (bad option values, unknown options): one line, exit 2
         if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
             raise
         if exc.format_message():  # empty for "no arguments: help shown"
             common.err.print(f"error: {exc.format_message()}", markup=False, soft_wrap=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+    if code == INTERRUPTED:
+        common.err.print(common.interrupted(common.COMMAND), markup=False, soft_wrap=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 

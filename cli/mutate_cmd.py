@@ -382,12 +382,15 @@ def render(result: dict, timing: dict) -> None:
             intervals.fmt(null["rate"], null["interval"], percent=True) + f" of {null['copies']}",
         )
     out.print(st)
-    out.print(
-        f"generation {1e3 * timing['generation_seconds_per_mutant']:.2f} ms per mutant; "
-        f"evaluation {1e3 * timing['eval_seconds_per_mutant']:.2f} ms per scored mutant",
-        markup=False,
-    )
-    if timing.get("cached"):
+    if timing.get("finished_before"):
+        out.print("this run finished before in its run folder: its report, nothing simulated again", markup=False)
+    else:
+        out.print(
+            f"generation {1e3 * timing['generation_seconds_per_mutant']:.2f} ms per mutant; "
+            f"evaluation {1e3 * timing['eval_seconds_per_mutant']:.2f} ms per scored mutant",
+            markup=False,
+        )
+    if timing.get("cached") and not timing.get("finished_before"):
         out.print(f"cached {timing['cached']} of {timing['scored']} scored mutants (no simulation)", markup=False)
     left = result["generation"].get("left_out") or {}
     if left:

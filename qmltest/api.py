@@ -694,7 +694,7 @@ def mutate(
     cfg = noise_of(noise, target)
     cache = cache if cache is not None else os.environ.get(reuse_mod.ENV) or None
     reuse = reuse_mod.Reuse(
-        cache=None if cache is None else Path(cache),
+        cache=None if cache is None else reuse_mod.folder(cache),
         killed=_killed(iterate),
         changed=None if changed_since is None else reuse_mod.changed_gates(load(changed_since).ir, m.ir),
         shard=reuse_mod.parse_shard(shard),

@@ -18,6 +18,7 @@ from qmltest import ir as irmod
 from qmltest import qasm, readout, schemas
 from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError
+from qmltest.files import readable
 from qmltest.memo import Memo, memo_field
 from qmltest.qasm import MAX_ANGLE
 from qmltest.readout import marginalize
@@ -239,10 +240,7 @@ def load(path: str | Path, manifest_path: str | Path | None = None) -> Model:
             manifest_path = path / MANIFEST_NAME
     else:
         qasm_path = path
-    if not qasm_path.exists():
-        raise InputError(f"{qasm_path}: no such file")
-    if qasm_path.is_dir():
-        raise InputError(f"{qasm_path}: is a directory, not an OpenQASM 3 file")
+    readable(qasm_path, "an OpenQASM 3 file")
     try:
         text = qasm_path.read_text()
     except UnicodeDecodeError:

@@ -15,6 +15,11 @@ class SimulatorError(QmlTestError):
     """The simulator failed or refused a job (e.g. too large for the chosen method)."""
 
 
+class Notice(UserWarning):
+    """A line about long work before it starts (a 300,000-line circuit to parse); the CLI shows
+    it on a terminal only, so pipelines stay quiet."""
+
+
 class DataWarning(UserWarning):
     """Something a user should know about their input that does not stop the run (rows left out);
     the CLI prints each as one 'warning:' line on stderr."""

@@ -61,7 +61,10 @@ def column(values: np.ndarray | list, where: str) -> np.ndarray:
 
 
 def number(text: str) -> float | None:
-    """The cell as a float, or None when it is not a number (a name, a header field)."""
+    """The cell as a float, or None when it is not a number (a name, a header field). Python's
+    float() takes digit separators ('5_1' is 51); a data cell with one is not a number."""
+    if "_" in text:
+        return None
     try:
         return float(text)
     except ValueError:

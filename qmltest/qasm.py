@@ -15,6 +15,7 @@ import math
 import re
 
 import openqasm3
+import qiskit_qasm3_import
 from openqasm3 import ast
 from qiskit import qasm3
 from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
@@ -46,13 +47,8 @@ def _standardize(circuit: QuantumCircuit) -> QuantumCircuit:
     return out
 
 
-def _spans(text: str, count: int) -> list[Span | None]:
+def _spans(program: ast.Program, count: int) -> list[Span | None]:
     """Spans of the quantum statements, one per instruction, or Nones when they cannot be aligned."""
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            program = openqasm3.parse(text)
-    except Exception:  # the Qiskit loader already accepted the text; spans are best effort
-        return [None] * count
     spans = [
         Span(s.span.start_line, s.span.start_column, s.span.end_line, s.span.end_column)
         for s in program.statements
@@ -80,17 +76,17 @@ def _syntax_error(text: str) -> str | None:
     return f"{m[1]}:{int(m[2]) + 1}: {m[3]}" if m else None
 
 
-def _statement_line(text: str, kinds: tuple[str, ...]) -> int | None:
+def _statement_line(program: ast.Program, kinds: tuple[str, ...]) -> int | None:
     """Line of the first top-level statement of one of the AST kinds (for control flow)."""
-    try:
-        program = openqasm3.parse(text)
-    except Exception:  # the Qiskit importer accepted the text; lines are best effort
-        return None
     for st in program.statements:
         if type(st).__name__ in kinds and st.span is not None:
             return st.span.start_line
     return None
 
+
+LARGE = 20_000
+"""Lines beyond which parsing announces itself: the ANTLR parser takes ~0.4 ms a line (linear)."""
+PARSE_SECONDS_PER_LINE = 4e-4
 
 MAX_ANGLE = 1e6
 """Largest |angle| accepted: beyond it cos/sin of float angles lose every significant digit (1e308
@@ -104,10 +100,19 @@ def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Spa
     header = re.match(r"\s*(?://[^\n]*\n\s*)*OPENQASM\s+([^;\s]+)\s*;", text)
     if header and not re.fullmatch(r"3(\.\d+)?", header.group(1)):
         raise InputError(f"{source}: OpenQASM version {header.group(1)} is not supported (3)")
+    lines = text.count("\n")
+    if lines > LARGE:
+        import warnings
+
+        from qmltest.errors import Notice
+
+        seconds = lines * PARSE_SECONDS_PER_LINE
+        warnings.warn(f"parsing {source}: {lines:,} lines (about {seconds:.0f} s)", Notice, stacklevel=2)
     buf = io.StringIO()
     try:
         with contextlib.redirect_stderr(buf):  # the ANTLR runtime prints its own lines otherwise
-            circuit = qasm3.loads(text)
+            program = openqasm3.parse(text)  # once: the circuit and every statement's span come from it
+            circuit = qiskit_qasm3_import.convert(program)
     except Exception as exc:  # the importer raises several unrelated types
         where = _syntax_error(text)
         if where:
@@ -117,11 +122,11 @@ def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Spa
     for inst in circuit.data:
         op = inst.operation
         if op.name in CONTROL_FLOW or getattr(op, "condition", None) is not None:
-            line = _statement_line(text, _CONTROL_AST)
+            line = _statement_line(program, _CONTROL_AST)
             at = f":{line}" if line else ""
             raise InputError(f"{source}{at}: control flow ('{op.name}') is not supported in a QNN circuit")
     circuit = _standardize(circuit)
-    spans = _spans(text, len(circuit.data))
+    spans = _spans(program, len(circuit.data))
     for pos, inst in enumerate(circuit.data):
         if inst.operation.name == "unitary":  # what the importer makes of pow(k) @ / inv @ modifiers
             span = spans[pos]

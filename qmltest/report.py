@@ -25,19 +25,28 @@ def _file_mode() -> int:
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Binary twin of write_text_atomic (NPZ suites, failure sets); readable by others as usual."""
-    path = Path(path)
-    if path.is_dir():
-        from qmltest.errors import InputError
+    """Binary twin of write_text_atomic (NPZ suites, failure sets); readable by others as usual.
 
-        raise InputError(f"{path}: is a directory, not a file to write")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    Only a regular file (or a new path) is replaced by rename. A symlink is followed: its target
+    is what gets replaced, the link stays. A character device or FIFO (`/dev/null`, `>(jq .)`) is
+    written through, never renamed over: as root a rename would replace the system's /dev/null.
+    A socket, block device or other special file is refused in one line.
+    """
+    from qmltest.files import destination
+
+    path = Path(path)
+    target = destination(path)
+    if target is None:
+        with open(path, "wb") as fh:  # a device or pipe: write through, keep the node
+            fh.write(data)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -46,12 +55,9 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
 def read_json(path: str | Path) -> object:
     """Parse a JSON file; a missing or malformed file is an InputError naming it."""
     from qmltest.errors import InputError
+    from qmltest.files import readable
 
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a JSON file")
+    path = readable(path, "a JSON file")
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -75,7 +81,34 @@ def _default(obj: object) -> object:
 
 
 def to_json(data: object) -> str:
-    return json.dumps(data, indent=1, sort_keys=True, default=_default) + "\n"
+    """Sorted, indented JSON that any reader takes: a NaN or infinite number is written as null
+    (Python would write NaN/Infinity, which is not JSON: jq, browsers and our own schemas refuse it)."""
+    return dumps(data, indent=1) + "\n"
+
+
+def dumps(data: object, indent: int | None = None) -> str:
+    """json.dumps with sorted keys, numpy values as plain ones and non-finite numbers as null."""
+    try:
+        return json.dumps(data, indent=indent, sort_keys=True, default=_default, allow_nan=False)
+    except ValueError:  # a NaN or infinity somewhere (rare): walk the value once, then write it
+        return json.dumps(finite(data), indent=indent, sort_keys=True, default=_default, allow_nan=False)
+
+
+def finite(data: object) -> object:
+    """A JSON-like value with every NaN or infinite number (Python's or numpy's) replaced by None."""
+    import math
+
+    import numpy as np
+
+    if isinstance(data, (float, np.floating)):
+        return float(data) if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    if isinstance(data, np.ndarray):
+        return finite(data.tolist())
+    return data
 
 
 def to_csv(rows: list[dict]) -> str:

@@ -234,10 +234,10 @@ def read(path) -> tuple[str, dict, str, int | None, int, np.ndarray, np.ndarray]
 
     from qmltest import schemas
     from qmltest.errors import InputError
+    from qmltest.files import readable
 
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file" if not path.exists() else f"{path}: is not a file")
+    readable(path, "a suite file")
     try:
         with np.load(path, allow_pickle=False) as z:
             if "x" not in z or "y" not in z:

@@ -371,3 +371,145 @@ def test_damaged_run_folder_resumes_to_the_solo_report_or_one_line(tmp_path_fact
         lines = [line for line in res.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     OUTCOMES[f"run folder {damage}: exit {res.exit_code}"] += 1
+
+
+# Hostile paths and values (issue 57): a report or input path that is a FIFO, a device, a socket, a
+# directory, a symlink (good, dangling, looping) or too long; CSV cells with digit separators; two
+# outputs on stdout; a baseline run of another model. Every case ends in exit 0 or one line with
+# exit 2, and a path that was not a regular file is the same kind of node afterwards.
+PATH_KINDS = ["fifo", "null-device", "socket", "directory", "symlink", "dangling", "loop", "too-long", "plain"]
+
+
+def _hostile(folder: Path, kind: str, name: str) -> tuple[Path, object]:
+    """A path of `kind` in `folder` and what keeps it alive (a bound socket, a FIFO reader)."""
+    import socket
+    import stat as stat_mod
+    import threading
+
+    path = folder / name
+    keep: object = None
+    if kind == "fifo":
+        os.mkfifo(path)
+        keep = threading.Thread(target=lambda: path.read_bytes(), daemon=True)  # type: ignore[assignment]
+        keep.start()  # type: ignore[attr-defined]
+    elif kind == "null-device":
+        try:
+            os.mknod(path, 0o666 | stat_mod.S_IFCHR, os.makedev(1, 3))
+        except OSError:
+            path.write_text("")  # no mknod here: a plain file stands in
+    elif kind == "socket":
+        keep = socket.socket(socket.AF_UNIX)
+        keep.bind(str(path))  # type: ignore[attr-defined]
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "symlink":
+        (folder / "real").write_text("")
+        path.symlink_to(folder / "real")
+    elif kind == "dangling":
+        path.symlink_to(folder / "nowhere")
+    elif kind == "loop":
+        path.symlink_to(path)
+    elif kind == "too-long":
+        path = folder / ("x" * 4000)
+    return path, keep
+
+
+def _node_kind(path: Path) -> str:
+    import stat as stat_mod
+
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return "absent"
+    for test, name in ((stat_mod.S_ISLNK, "link"), (stat_mod.S_ISCHR, "chr"), (stat_mod.S_ISFIFO, "fifo")):
+        if test(mode):
+            return name
+    return "sock" if stat_mod.S_ISSOCK(mode) else ("dir" if stat_mod.S_ISDIR(mode) else "file")
+
+
+@SETTINGS
+@given(st.sampled_from(PATH_KINDS), st.sampled_from(["--json", "--csv", "--junit"]))
+def test_hostile_output_paths(tmp_path_factory, kind, option) -> None:
+    folder = tmp_path_factory.mktemp("out")
+    path, keep = _hostile(folder, kind, "report")
+    before = _node_kind(path)
+    prof = _profile_file(tmp_path_factory.getbasetemp())
+    check(["cover", str(MODEL), "--profile", str(prof), "--data", "iris:test", "-q", option, str(path)], "out path")
+    assert _node_kind(path) == (before if before != "absent" else _node_kind(path)), f"{kind} replaced"
+    if hasattr(keep, "close"):
+        keep.close()  # type: ignore[union-attr]
+
+
+@SETTINGS
+@given(st.sampled_from([k for k in PATH_KINDS if k != "plain"]), st.sampled_from(["model", "data", "profile"]))
+def test_hostile_input_paths(tmp_path_factory, kind, role) -> None:
+    folder = tmp_path_factory.mktemp("in")
+    path, keep = _hostile(folder, kind, "input.csv" if role == "data" else "input.qasm")
+    if kind == "symlink":  # a link to a good file works as the file does
+        target = {"model": MODEL / "model.qasm", "data": None, "profile": None}[role]
+        if target is None:
+            return
+        (folder / "real").write_text(target.read_text())
+    args = {
+        "model": ["inspect", str(path)],
+        "data": ["evaluate", str(MODEL), "--data", str(path), "--exact", "-q"],
+        "profile": ["cover", str(MODEL), "--profile", str(path), "--data", "iris:test", "-q"],
+    }[role]
+    check(args, f"in path {role}")
+    if hasattr(keep, "close"):
+        keep.close()  # type: ignore[union-attr]
+
+
+@SETTINGS
+@given(st.integers(0, 3), st.integers(0, 3), st.sampled_from(["5_1", "1_0.5", "_1", "1_", "0_0_0", "1__2"]))
+def test_digit_separators_in_csv_cells(tmp_path_factory, row, col, cell) -> None:
+    rows = [["5.1", "3.5", "1.4", "0.2", "0"], ["6.0", "3.0", "4.8", "1.8", "2"], ["5.9", "3.0", "4.2", "1.5", "1"]]
+    rows.append(["6.3", "2.5", "5.0", "1.9", "2"])
+    rows[row][col] = cell
+    path = tmp_path_factory.mktemp("u") / "u.csv"
+    path.write_text("\n".join(",".join(r) for r in rows) + "\n")
+    res = runner.invoke(app, ["evaluate", str(MODEL), "--data", str(path), "--exact", "-q"])
+    assert res.exit_code == 2 and repr(cell) in res.stderr, res.stderr  # never read as a number
+    OUTCOMES["digit separator: exit 2"] += 1
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["--json", "--csv", "--junit"]), min_size=2, max_size=3, unique=True))
+def test_two_outputs_on_stdout(tmp_path_factory, options) -> None:
+    prof = _profile_file(tmp_path_factory.getbasetemp())
+    args = ["cover", str(MODEL), "--profile", str(prof), "--data", "iris:test", "-q"]
+    for option in options:
+        args += [option, "-"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "write to stdout" in res.stderr, res.output
+    OUTCOMES["two outputs on stdout: exit 2"] += 1
+
+
+def _profile_file(tmp: Path) -> Path:
+    path = tmp / "shared-profile.json"
+    if not path.exists():
+        path.write_text(json.dumps(_profile(tmp)))
+    return path
+
+
+FOREIGN = [ROOT / "data/models/zzfm-su2-iris", ROOT / "data/models/zfm-ra-iris"]
+
+
+@settings(SETTINGS, max_examples=min(EXAMPLES, 20))
+@given(st.sampled_from(FOREIGN), st.sampled_from(["ALD", "APGC", "ALD,APGC"]))
+def test_foreign_baselines(tmp_path_factory, baseline_model, operators) -> None:
+    base = tmp_path_factory.getbasetemp() / f"base-{baseline_model.name}-{operators.replace(',', '-')}"
+    args = ["--suite", "qml", "--test", "iris:test", "--null-copies", "3", "-q"]
+    if not base.exists():
+        made = runner.invoke(app, ["mutate", str(baseline_model), *args, "--operators", operators, "--out", str(base)])
+        assert made.exit_code == 0, made.output
+    here = tmp_path_factory.getbasetemp() / "here-run"
+    if not here.exists():
+        made = runner.invoke(app, ["mutate", str(MODEL), *args, "--operators", "ALD", "--out", str(here)])
+        assert made.exit_code == 0, made.output
+    res = runner.invoke(app, ["report", str(here), "--against", str(base)])
+    if baseline_model != MODEL:
+        assert res.exit_code == 2 and "another model" in res.stderr, res.output
+    else:
+        assert res.exit_code == 0 and "shared mutants" in res.stdout, res.output
+    OUTCOMES[f"foreign baseline: exit {res.exit_code}"] += 1

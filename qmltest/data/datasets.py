@@ -16,6 +16,7 @@ import numpy as np
 
 from qmltest import labels as labels_mod
 from qmltest.errors import DataWarning, InputError
+from qmltest.files import readable
 
 BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer")
 SPLIT_SEED = 0
@@ -92,17 +93,12 @@ def _file(spec: str) -> Dataset:
             raise InputError("idx data needs 'idx:IMAGES,LABELS'")
         images, labels = (Path(p) for p in parts)
         for p in (images, labels):
-            if not p.is_file():
-                raise InputError(f"{p}: no such file")
+            readable(p, "an idx file")
         x, y = _read_idx(images), _read_idx(labels)
         shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
         x = _features(x, images)
         return Dataset(x.reshape(len(x), -1), _labels(y, labels), images.name, shape)  # type: ignore[arg-type]
-    path = Path(spec)
-    if not path.exists():
-        raise InputError(f"{path}: no such file (datasets: {', '.join(BUILTIN)}, or a .npz/.csv/idx: file)")
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a data file")
+    path = readable(spec, "a data file", f" (datasets: {', '.join(BUILTIN)}, or a .npz/.csv/idx: file)")
     if path.suffix == ".npz":
         try:
             with np.load(path, allow_pickle=False) as z:
@@ -149,8 +145,11 @@ def _csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
         if len(r) != width:
             raise InputError(f"{path}: line {i + 1 + skip} has {len(r)} fields, the first line has {width}")
     cells = np.array(body, dtype=str)
+    features = np.char.strip(cells[:, :-1])
     try:
-        x = np.char.strip(cells[:, :-1]).astype(float)
+        if (np.char.find(features, "_") >= 0).any():  # float() and numpy read '5_1' as 51
+            raise ValueError("digit separator")
+        x = features.astype(float)
     except ValueError:
         i, col = next((i, j) for i, r in enumerate(body) for j, c in enumerate(r[:-1]) if labels_mod.number(c) is None)
         cell = body[i][col].strip()

@@ -30,6 +30,15 @@ from qmltest.simulate.backends import REGISTRY
 FORMAT = "qmltest.fuzz/1"
 
 
+def _read_timing(path: Path) -> dict:
+    """A guide's timing file, or {} when absent or damaged (timings never decide a result)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -179,7 +188,7 @@ def campaign(
                     if data.get("config_hash") == config_hash(configs[s]):
                         results[s][guide] = data
                         timing = folder / f"{guide}.timing.json"  # type: ignore[operator]
-                        timings[s][guide] = json.loads(timing.read_text()) if timing.exists() else {}
+                        timings[s][guide] = _read_timing(timing)
                         continue
                     if not force:
                         raise InputError(

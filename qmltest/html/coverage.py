@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
+from qmltest import files
 from qmltest.html import page, plots
 
 MAX_STATES = 256
 
 
 def write(result: dict, folder: Path) -> Path:
-    folder = Path(folder)
+    folder = files.folder(folder, "--html")
     sections: list[tuple[str, str]] = []
     crit = list(result["totals"])
     rows = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from qmltest import files
 from qmltest.coverage.criteria import names
 from qmltest.html import page, plots
 
@@ -13,7 +14,7 @@ MAX_IMAGES = 48
 
 
 def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
-    folder = Path(folder)
+    folder = files.folder(folder, "--html")
     guides = result["guides"]
     measured = {c for s in guides.values() for c in s["final_coverage"]}
     crits = [c for c in names() if c in measured]  # what the report holds (it is rebuilt from JSON)

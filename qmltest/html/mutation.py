@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import intervals
+from qmltest import files, intervals
 from qmltest.html import page, plots
 
 MAX_DIFFS = 200
@@ -67,7 +67,7 @@ def qasm_diff(run_dir: Path | None, mid: str) -> list[str] | None:
 def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | None = None) -> Path:
     """Write folder/index.html and its plots (PNG + SVG); with the Stryker report, the official
     viewer on stryker.html, linked and embedded below the summary."""
-    folder = Path(folder)
+    folder = files.folder(folder, "--html")
     meta = result["meta"]
     opts = meta["options"]
     sections: list[tuple[str, str]] = []

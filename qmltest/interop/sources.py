@@ -22,6 +22,7 @@ from qiskit.circuit import Parameter, QuantumCircuit
 
 from qmltest import qasm
 from qmltest.errors import InputError
+from qmltest.files import readable
 
 FORMATS = ("qasm3", "qasm2", "qpy")
 
@@ -29,6 +30,7 @@ FORMATS = ("qasm3", "qasm2", "qpy")
 def detect(path: Path) -> str:
     """The format of a circuit file, from its suffix and, for text, its OPENQASM header."""
     if path.suffix.lower() == ".qpy":
+        readable(path, "a QPY file")
         return "qpy"
     text = _read_text(path)
     m = re.search(r"^\s*OPENQASM\s+(\d+)(\.\d+)?\s*;", _strip_comments(text), re.MULTILINE)
@@ -45,10 +47,7 @@ def _strip_comments(text: str) -> str:
 
 
 def _read_text(path: Path) -> str:
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a circuit file")
+    readable(path, "a circuit file")
     try:
         return path.read_text()
     except UnicodeDecodeError:
@@ -187,8 +186,7 @@ def load_circuit(path: Path, probe: list[float] | None = None, bound: bool = Fal
 
 def load_weights(path: Path) -> np.ndarray | dict[str, float]:
     """Trained weights: .npy (a vector in parameter order), .npz (one array), .json (list or {name: value})."""
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
+    readable(path, "a weights file")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
@@ -217,8 +215,7 @@ def load_weights(path: Path) -> np.ndarray | dict[str, float]:
 
 def load_json(path: Path) -> object:
     """A small JSON file a user brings (a readout head, a step list): parsed, or one line why not."""
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
+    readable(path, "a JSON file")
     try:
         return json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -16,7 +16,19 @@ def _counts(suite: dict, scoring: str, num_classes: int) -> tuple[int, int]:
 
 
 def against(run: dict, base: dict) -> dict:
-    """The comparison of two mutation reports (the same suites by name; others are listed apart)."""
+    """The comparison of two mutation reports (the same suites by name; others are listed apart).
+
+    Both must be runs of one model: a baseline of another model shares no mutant (ids hold the
+    original's hash), so a score difference and its test would compare two mutant populations
+    as if they were one; such a baseline is one InputError."""
+    from qmltest.errors import InputError
+
+    here, there = run["meta"].get("model_sha256"), base["meta"].get("model_sha256")
+    if here != there:
+        raise InputError(
+            f"--against: the baseline is a run of another model ({base['meta'].get('model')}, hash"
+            f" {str(there)[:12]}...; this run: {str(here)[:12]}...): it shares no mutant to compare"
+        )
     scoring = run["meta"]["scoring"]
     suites = {}
     for name, s in run["suites"].items():

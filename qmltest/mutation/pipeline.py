@@ -17,6 +17,7 @@ model, `results.jsonl` (one line per finished mutant or evidence, append-only, l
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -139,6 +140,10 @@ def _run(
     fingerprint = _fingerprint(original, suites, reference, opts, evaluator, noise)
     folder = RunFolder(out, fresh, fingerprint, original)
     folder.models = kept.models
+    identity = _identity(fingerprint, opts, cells, reuse)
+    done = folder.finished(identity)
+    if done is not None:  # this very run finished before: its report, nothing generated or simulated
+        return _replayed(done, folder, identity, command)
     started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
     for s in suites:  # the majority criterion's reference, computed once here rather than per worker
@@ -155,7 +160,9 @@ def _run(
     data["mutants"] = [candidate_row(c) for c in state.cands]
     result = build_report(data, opts.criterion, opts.correction, opts.scoring)
     if out is not None:
-        report.write_text_atomic(out / "report.json", report.to_json(result))
+        text = report.to_json(result)
+        report.write_text_atomic(out / "report.json", text)
+        folder.finish(identity, text)
     n_eval = sum(c.status == "scored" for c in state.cands)
     timing = {
         "generation_seconds": state.gen_seconds,
@@ -163,6 +170,46 @@ def _run(
         "eval_seconds_per_mutant": eval_seconds / max(n_eval, 1),
         "cached": state.cached,
         "scored": n_eval,
+        "identity": identity,
+    }
+    return result, timing
+
+
+def _identity(fingerprint: dict, opts: Options, cells: list[Cell] | None, reuse: Reuse | None) -> str:
+    """Everything that decides a run's report but the command line: equal identities, equal reports."""
+    doc = {
+        "fingerprint": fingerprint,
+        "options": opts.to_dict(),
+        "cells": [[c.name, repr(c.scope)] for c in cells or []],
+        "reuse": None
+        if reuse is None
+        else {
+            "killed": sorted(reuse.killed),
+            "changed": None if reuse.changed is None else sorted(reuse.changed),
+            "shard": reuse.shard,
+        },
+        "versions": report.versions(),
+        "format": FORMAT,
+    }
+    return hashlib.sha256(report.dumps(doc).encode()).hexdigest()
+
+
+def _replayed(result: dict, folder: RunFolder, identity: str, command: list[str] | None) -> tuple[dict, dict]:
+    """A finished run's report again, under this command line (rewritten only where it differs)."""
+    if result["meta"].get("command") != list(command or []):
+        result["meta"]["command"] = list(command or [])
+        text = report.to_json(result)
+        report.write_text_atomic(folder.path / "report.json", text)  # type: ignore[operator]
+        folder.finish(identity, text)
+    scored = sum(m.get("status") == "scored" for m in result.get("mutants", []))
+    timing = {
+        "generation_seconds": 0.0,
+        "generation_seconds_per_mutant": 0.0,
+        "eval_seconds_per_mutant": 0.0,
+        "cached": scored,
+        "scored": scored,
+        "finished_before": True,
+        "identity": identity,
     }
     return result, timing
 

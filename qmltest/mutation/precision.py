@@ -30,8 +30,12 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
     rounds: list[dict] = []
     with contextlib.ExitStack() as stack:
         folder = out or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qmltest-precision-"))) / "run"
+        first = None
         while True:
             result, timing = one_round(n, folder, not rounds)
+            if not rounds and timing.get("finished_before") and "rounds" in result.get("sampling", {}):
+                return result, timing  # the whole --precision run finished before: its final report
+            first = first or timing.get("identity")
             est = result["sampling"]
             width = None if est["interval"] is None else est["interval"][1] - est["interval"][0]
             rounds.append({"sampled": est["sampled"], "interval": est["interval"], "width": width})
@@ -41,7 +45,12 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
     result["sampling"] = dict(result["sampling"], target_width=opts.precision, rounds=rounds)
     result["suites"][next(iter(result["suites"]))]["sampling"] = result["sampling"]
     if out is not None:
-        report.write_text_atomic(out / "report.json", report.to_json(result))
+        text = report.to_json(result)
+        report.write_text_atomic(out / "report.json", text)
+        if first is not None:  # a re-run's first round (same identity) replays this final report
+            from qmltest.mutation.runfolder import mark_finished
+
+            mark_finished(out, first, text)
     return result, timing
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from qmltest.errors import InputError
 
 CACHE_FORMAT = "qmltest.cache/1"
 ENV = "QMLTEST_CACHE"
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,30 @@ def put(cache: Path, k: str, rec: dict) -> None:
         raise InputError(f"--cache {cache}: cannot write ({exc.strerror or exc})") from None
 
 
+def folder(cache: Path | str) -> Path:
+    """The cache folder, checked: a path that exists and is not a folder is one InputError (a
+    file given as --cache used to read as an empty cache)."""
+    from qmltest.files import kind, shown
+
+    cache = Path(cache)
+    try:
+        mode = cache.stat().st_mode
+    except FileNotFoundError:
+        return cache
+    except OSError as exc:
+        raise InputError(f"--cache {shown(cache)}: {exc.strerror or exc}") from None
+    if not cache.is_dir():
+        what = "a file" if cache.is_file() else kind(mode)
+        raise InputError(f"--cache {shown(cache)}: is {what}, not a cache folder")
+    return cache
+
+
 def entries(cache: Path) -> list[Path]:
-    return sorted(cache.glob("??/*.json")) if cache.is_dir() else []
+    """The cache's entry files: only names this cache writes (<2 hex>/<64 hex>.json), so prune
+    never removes a file of a folder given by mistake."""
+    if not folder(cache).is_dir():
+        return []
+    return sorted(f for f in cache.glob("??/*.json") if _ENTRY.fullmatch(f.name) and f.name[:2] == f.parent.name)
 
 
 def info(cache: Path) -> dict:

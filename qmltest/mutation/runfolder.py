@@ -3,13 +3,12 @@ per id wins, a torn last line cut off) and mutants/<id>/ artifacts, locked for o
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
 
 from qmltest import artifact, report, schemas
 from qmltest.artifact import Model
@@ -19,6 +18,8 @@ from qmltest.runlock import RunLock
 from qmltest.splice import Splicer
 
 _OPEN: list[RunFolder] = []
+FINISHED = "finished.json"
+"""Marks a run folder whose run finished: the run's identity, the log's size and the report's hash."""
 
 
 @contextmanager
@@ -55,6 +56,7 @@ class RunFolder:
         if fresh:
             log.unlink(missing_ok=True)
             meta.unlink(missing_ok=True)
+            (path / FINISHED).unlink(missing_ok=True)
         if log.exists() and not meta.exists():
             raise InputError(
                 f"{path}: a run folder of an older qmltest (qmltest.mutation/1) or damaged: "
@@ -93,6 +95,32 @@ class RunFolder:
                         raise InputError(f"{exc}: use --force or another --out") from None
                 self.records.setdefault(rec["id"], {}).update(rec)
 
+    def finished(self, identity: str) -> dict | None:
+        """The report of a run with this identity that finished here, when nothing has changed the
+        folder since (results.jsonl the size it had, report.json the bytes written); else None."""
+        if self.path is None:
+            return None
+        try:
+            mark = json.loads((self.path / FINISHED).read_text())
+            text = (self.path / "report.json").read_text()
+            size = (self.path / "results.jsonl").stat().st_size if (self.path / "results.jsonl").exists() else 0
+        except (OSError, ValueError):
+            return None
+        if not isinstance(mark, dict) or mark.get("identity") != identity or mark.get("results_bytes") != size:
+            return None
+        if mark.get("report_sha256") != hashlib.sha256(text.encode()).hexdigest():
+            return None
+        try:
+            result = json.loads(text)
+        except ValueError:
+            return None
+        return result if isinstance(result, dict) and isinstance(result.get("meta"), dict) else None
+
+    def finish(self, identity: str, report_text: str) -> None:
+        """Mark the run of this identity finished, with the report it wrote (a re-run replays it)."""
+        if self.path is not None:
+            mark_finished(self.path, identity, report_text)
+
     def close(self) -> None:
         """Release the folder's lock (the run is over, or failed)."""
         if self._lock is not None:
@@ -104,7 +132,7 @@ class RunFolder:
         if self.path is None:
             return
         with open(self.path / "results.jsonl", "a") as fh:
-            fh.write(json.dumps(rec, sort_keys=True, default=_json_default) + "\n")
+            fh.write(report.dumps(rec) + "\n")  # non-finite numbers as null: every line reads back
             fh.flush()
 
     def save_model(self, mid: str, model: Model | None) -> None:
@@ -127,12 +155,15 @@ class RunFolder:
         self._checked.add(key)
 
 
-def _json_default(obj: object) -> object:
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(type(obj).__name__)
+def mark_finished(path: Path, identity: str, report_text: str) -> None:
+    """finished.json: the run of `identity` wrote `report_text` as report.json over the log as it is now."""
+    log = path / "results.jsonl"
+    mark = {
+        "identity": identity,
+        "results_bytes": log.stat().st_size if log.exists() else 0,
+        "report_sha256": hashlib.sha256(report_text.encode()).hexdigest(),
+    }
+    report.write_text_atomic(path / FINISHED, report.to_json(mark))
 
 
 def cut_torn_tail(log: Path) -> None:

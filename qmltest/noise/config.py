@@ -87,11 +87,9 @@ def _check_fake(name: str, source: str) -> None:
 
 
 def load(path: str | Path) -> NoiseConfig:
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a noise config")
+    from qmltest.files import readable
+
+    path = readable(path, "a noise config")
     try:
         text = path.read_text()
         tables = tomllib.loads(text)
