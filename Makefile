@@ -8,7 +8,7 @@ EXTRAS ?= dev,pennylane,hardware,torch,docs
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-rerun bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -65,6 +65,10 @@ bench-mutate-wide: install
 # The QML suite at 8, 12 and 16 qubits (16: a stratified sample) against Aer with batched binds, peak RSS.
 bench-scale: install
 	$(PY) benchmarks/scale.py
+
+# A finished mutate run run again, and resumed after a kill, against the whole run (results/bench/rerun.txt).
+bench-rerun: install
+	$(PY) benchmarks/rerun.py
 
 # Reports byte for byte and wall time against the commit before the simulator seam.
 bench-seam: install

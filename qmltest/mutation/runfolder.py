@@ -39,7 +39,7 @@ class RunFolder:
 
     def __init__(self, path: Path | None, fresh: bool, fingerprint: dict, original: Model) -> None:
         self.path = path
-        self.records: dict[str, dict] = {}
+        self._records: dict[str, dict] | None = None if path is not None else {}
         self._original = original
         self._splicer: Splicer | None = None
         self._checked: set[str] = set()
@@ -79,21 +79,14 @@ class RunFolder:
         artifact.save(original.exported(), path / "original")
         if log.is_dir():
             raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
-        if log.exists():
-            cut_torn_tail(log)
-            for n, raw in enumerate(log.read_bytes().splitlines(), 1):
-                try:
-                    rec = json.loads(raw.decode("utf-8"))
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    continue  # an interrupted or garbled write: that mutant is simply redone
-                if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
-                    raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
-                if not schemas.is_valid("mutant-record", rec):  # the wrong shape is never used as evidence
-                    try:
-                        schemas.validate("mutant-record", rec, f"{log}: line {n}")  # names the field
-                    except InputError as exc:
-                        raise InputError(f"{exc}: use --force or another --out") from None
-                self.records.setdefault(rec["id"], {}).update(rec)
+
+    @property
+    def records(self) -> dict[str, dict]:
+        """The log's records by id, read (and checked) on first use: a finished run replayed never
+        reads them (validating 3,000 records took seconds)."""
+        if self._records is None:
+            self._records = _read_log(self.path / "results.jsonl")  # type: ignore[operator]
+        return self._records
 
     def finished(self, identity: str) -> dict | None:
         """The report of a run with this identity that finished here, when nothing has changed the
@@ -153,6 +146,29 @@ class RunFolder:
         )
         artifact.save(model, self.path / "mutants" / mid, validate=key not in self._checked)
         self._checked.add(key)
+
+
+def _read_log(log: Path) -> dict[str, dict]:
+    """Records by id (last line per id wins); a torn last line is cut off first, a garbled line
+    skipped (its mutant is redone), a record of the wrong shape one InputError naming its field."""
+    records: dict[str, dict] = {}
+    if not log.exists():
+        return records
+    cut_torn_tail(log)
+    for n, raw in enumerate(log.read_bytes().splitlines(), 1):
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue  # an interrupted or garbled write: that mutant is simply redone
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
+        if not schemas.is_valid("mutant-record", rec):  # the wrong shape is never used as evidence
+            try:
+                schemas.validate("mutant-record", rec, f"{log}: line {n}")  # names the field
+            except InputError as exc:
+                raise InputError(f"{exc}: use --force or another --out") from None
+        records.setdefault(rec["id"], {}).update(rec)
+    return records
 
 
 def mark_finished(path: Path, identity: str, report_text: str) -> None:
