@@ -6,7 +6,7 @@ nothing generated or simulated), and a resume after a kill halfway (the folder c
 records, no report). Reports are compared byte for byte (less the command line). Peak RSS from
 the kernel's accounting of each child. Writes results/bench/rerun.txt.
 
-    python benchmarks/rerun.py [--model data/models/qcnn-mnist01] [--per-class 25] [--rounds 3]
+    python benchmarks/rerun.py [--model data/models/qcnn-mnist01] [--per-class 25,250] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -55,15 +55,9 @@ def cut_half(folder: Path) -> None:
     log.write_bytes(b"".join(lines[: len(lines) // 2]))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default=str(ROOT / "data/models/qcnn-mnist01"))
-    ap.add_argument("--data", default="mnist:test")
-    ap.add_argument("--per-class", type=int, default=25)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--out", default=str(ROOT / "results/bench/rerun.txt"))
-    a = ap.parse_args()
-    base = [QMLTEST, "mutate", a.model, "--suite", "qml", "--test", a.data, "--per-class", str(a.per_class)]
+def measure(a: argparse.Namespace, per_class: int) -> list[str]:
+    """The three timings for one suite size, as table lines."""
+    base = [QMLTEST, "mutate", a.model, "--suite", "qml", "--test", a.data, "--per-class", str(per_class)]
     base += ["--seed", "1", "-q"]
     rows: dict[str, list[tuple[float, float]]] = {"whole run": [], "finished run again": [], "resume after a kill": []}
     with tempfile.TemporaryDirectory(prefix="qmltest-rerun-") as tmp:
@@ -78,19 +72,32 @@ def main() -> None:
             whole = report(Path(tmp) / "whole.json")
             for other in ("again", "resumed"):
                 assert report(Path(tmp) / f"{other}.json") == whole, f"round {r}: {other} report differs"
-        mutants = len(whole["mutants"])
+        mutants, inputs = len(whole["mutants"]), sum(s["inputs"] for s in whole["suites"].values())
     med = {k: statistics.median(w for w, _ in v) for k, v in rows.items()}
-    lines = [
-        f"# {Path(a.model).name}, qml suite, {a.data} {a.per_class} per class, {mutants} mutants;"
-        f" {os.cpu_count()} cores; {a.rounds} rounds in turn, each a fresh process; medians",
-        "# every round's reports equal byte for byte (less the command line)",
-        f"{'':24s} {'wall s (min-max)':>24s} {'peak RSS MiB':>14s} {'of the whole run':>18s}",
-    ]
+    lines = [f"## {mutants} mutants x {inputs} inputs ({a.data}, {per_class} per class)"]
     for k, v in rows.items():
         walls = [w for w, _ in v]
         span = f"{med[k]:.2f} ({min(walls):.2f}-{max(walls):.2f})"
         share = f"{100 * med[k] / med['whole run']:.1f}%"
         lines.append(f"{k:24s} {span:>24s} {max(m for _, m in v):14.0f} {share:>18s}")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=str(ROOT / "data/models/qcnn-mnist01"))
+    ap.add_argument("--data", default="mnist:test")
+    ap.add_argument("--per-class", default="25,250", help="Suite sizes, comma-separated.")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default=str(ROOT / "results/bench/rerun.txt"))
+    a = ap.parse_args()
+    lines = [
+        f"# {Path(a.model).name}, qml suite; {os.cpu_count()} cores; {a.rounds} rounds in turn, each command a"
+        " fresh process; medians; every round's reports equal byte for byte (less the command line)",
+        f"{'':24s} {'wall s (min-max)':>24s} {'peak RSS MiB':>14s} {'of the whole run':>18s}",
+    ]
+    for per_class in (int(v) for v in a.per_class.split(",")):
+        lines += measure(a, per_class)
     text = "\n".join(lines) + "\n"
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(text)

@@ -248,7 +248,7 @@ def mutate(
         announce = None if quiet else _announce
         with progress_bar("mutating", None, quiet) as advance:
             res = api.mutate(model, progress=advance, announce=announce, command=command_line(), **kw)
-        _write_reports(model, res.data, kw["out"], **reports)
+        _write_reports(model, res.data, res.to_json(), kw["out"], **reports)
     if not quiet and str(reports["json_out"]) != "-":
         render(res.data, res.timing)
     for line in res.data["warnings"]:
@@ -285,6 +285,7 @@ def _listing(model_path: Path, rows: bool, json_out: Path | None, kw: dict) -> N
 def _write_reports(
     model: Model,
     result: dict,
+    text: str,
     out_dir: Path | None,
     json_out: Path | None,
     csv_out: Path | None,
@@ -293,7 +294,7 @@ def _write_reports(
     html_out: Path | None,
 ) -> None:
     """Every report the options ask for, from one finished result (and its run folder)."""
-    write_output(json_out, report.to_json(result))
+    write_output(json_out, text)
     if csv_out:
         write_output(csv_out, report.to_csv([csv_row(m) for m in result["mutants"]]))
     if junit_out:

@@ -80,15 +80,15 @@ class Result:
 
     kind = "report"
 
-    def __init__(self, data: dict, timing: dict | None = None) -> None:
-        self.data, self.timing = data, timing or {}
+    def __init__(self, data: dict, timing: dict | None = None, text: str | None = None) -> None:
+        self.data, self.timing, self._text = data, timing or {}, text
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
 
     def to_json(self) -> str:
-        """The report's JSON text, as `--json` writes it."""
-        return report.to_json(self.data)
+        """The report's JSON text, as `--json` writes it (a finished run replayed: the text it read)."""
+        return self._text if self._text is not None else report.to_json(self.data)
 
     def rows(self) -> list[dict]:
         """The report's table, one dict per row (what `to_frame` shows)."""
@@ -726,7 +726,7 @@ def mutate(
         }
         shard_of = None if reuse.shard is None else list(reuse.shard)
         report.write_text_atomic(folder / "call.json", report.to_json({"call": call, "shard": shard_of}))
-    return MutationResult(result, timing)
+    return MutationResult(result, timing, timing.pop("report_text", None))
 
 
 def _without(argv: list[str], flag: str) -> list[str]:

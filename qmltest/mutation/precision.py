@@ -35,6 +35,7 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
             result, timing = one_round(n, folder, not rounds)
             if not rounds and timing.get("finished_before") and "rounds" in result.get("sampling", {}):
                 return result, timing  # the whole --precision run finished before: its final report
+            timing.pop("report_text", None)  # a round's text: the report is changed below
             first = first or timing.get("identity")
             est = result["sampling"]
             width = None if est["interval"] is None else est["interval"][1] - est["interval"][0]

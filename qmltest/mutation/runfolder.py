@@ -88,9 +88,9 @@ class RunFolder:
             self._records = _read_log(self.path / "results.jsonl")  # type: ignore[operator]
         return self._records
 
-    def finished(self, identity: str) -> dict | None:
-        """The report of a run with this identity that finished here, when nothing has changed the
-        folder since (results.jsonl the size it had, report.json the bytes written); else None."""
+    def finished(self, identity: str) -> tuple[dict, str] | None:
+        """The report (and its text) of a run with this identity that finished here, when nothing
+        has changed the folder since (results.jsonl the size it had, report.json the bytes written)."""
         if self.path is None:
             return None
         try:
@@ -107,7 +107,7 @@ class RunFolder:
             result = json.loads(text)
         except ValueError:
             return None
-        return result if isinstance(result, dict) and isinstance(result.get("meta"), dict) else None
+        return (result, text) if isinstance(result, dict) and isinstance(result.get("meta"), dict) else None
 
     def finish(self, identity: str, report_text: str) -> None:
         """Mark the run of this identity finished, with the report it wrote (a re-run replays it)."""
