@@ -6,7 +6,7 @@ nothing generated or simulated), and a resume after a kill halfway (the folder c
 records, no report). Reports are compared byte for byte (less the command line). Peak RSS from
 the kernel's accounting of each child. Writes results/bench/rerun.txt.
 
-    python benchmarks/rerun.py [--model data/models/qcnn-mnist01] [--per-class 25,250] [--rounds 3]
+    python benchmarks/rerun.py [--model data/models/qcnn-mnist01] [--per-class 25,400] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def measure(a: argparse.Namespace, per_class: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=str(ROOT / "data/models/qcnn-mnist01"))
-    ap.add_argument("--data", default="mnist:test")
-    ap.add_argument("--per-class", default="25,250", help="Suite sizes, comma-separated.")
+    ap.add_argument("--data", default="mnist:train")
+    ap.add_argument("--per-class", default="25,400", help="Suite sizes, comma-separated.")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "results/bench/rerun.txt"))
     a = ap.parse_args()
