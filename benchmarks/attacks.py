@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import artifact, attacks, suites
+from qmltest import attacks, suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 
 PAPER = {
     "qcl-mnist01": {"fgsm": "100%", "dlfuzz": "86%", "jsma": "100%", "quantest": "100%"},

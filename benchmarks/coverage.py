@@ -11,10 +11,10 @@ import time
 
 import numpy as np
 
-from qmltest import readout
 from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds, Coverage
 from qmltest.coverage.profile import bounds, build
+from qmltest.model import readout
 from qmltest.simulate import engine, program
 from qmltest.zoo import architectures as archs
 from qmltest.zoo.train import _to_model

@@ -19,9 +19,9 @@ import numpy as np
 from qiskit import transpile
 from qiskit_aer import AerSimulator
 
-from qmltest import artifact
-from qmltest import ir as irmod
 from qmltest.data import datasets
+from qmltest.model import artifact
+from qmltest.model import ir as irmod
 from qmltest.simulate import engine, program
 
 N, SHOTS = 200, 1000
@@ -150,7 +150,7 @@ def per_mutant() -> None:
 
 
 if __name__ == "__main__":
-    from qmltest import gctune
+    from qmltest.util import gctune
 
     gctune.settle()  # as the CLI does before any work: large arrays stay on the heap (see gctune.HEAP_BYTES)
     args = [a for a in sys.argv[1:] if a != "--scaling-only"]

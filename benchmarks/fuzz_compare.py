@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import artifact
 from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.profile import bounds, build
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.fuzz.loop import guides
 from qmltest.fuzz.run import campaign
+from qmltest.model import artifact
 from qmltest.simulate.runner import model_probabilities
 
 SEEDS, BUDGET = (1, 2, 3), 2000

@@ -14,15 +14,15 @@ import numpy as np
 from qiskit import transpile
 from qiskit_aer import AerSimulator
 
-from qmltest import artifact
-from qmltest import ir as irmod
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import operators as ops
-from qmltest.mutation import stats
-from qmltest.mutation.evaluate import Data
+from qmltest.model import artifact
+from qmltest.model import ir as irmod
+from qmltest.mutation.evidence import stats
+from qmltest.mutation.evidence.evaluator import Data
+from qmltest.mutation.operators import quanforge as ops
+from qmltest.mutation.operators.scope import Scope
 from qmltest.mutation.pipeline import Options, run
-from qmltest.mutation.scope import Scope
 from qmltest.simulate import engine, program
 
 MODEL, REPEATS, SHOTS = "data/models/qcl-mnist01", 20, 1000
@@ -47,8 +47,8 @@ def prefix_reuse(name: str) -> None:
     state and finished with its fused dense suffix (the default), (2) resumed at the last layer
     boundary only (bit-identical to (3)), (3) simulated from the start (today's path before issue
     14), and on a subset (4) Aer statevector with one batched parameter bind per mutant."""
-    from qmltest.mutation import registry, sites
-    from qmltest.mutation.evaluate import Evaluator
+    from qmltest.mutation.evidence.evaluator import Evaluator
+    from qmltest.mutation.operators import registry, sites
 
     model = artifact.load(f"data/models/{name}")
     x, y = datasets.select("mnist:test", "test", model.classes, 100, 0)
@@ -164,11 +164,11 @@ def main() -> None:
 
 def generation(names: tuple[str, ...] = ("qcl-mnist01", "drnn-mnist01", "zzfm-su2-iris", "hqnn-mnist01")) -> None:
     """Directed QML-suite generation (sites, edit, canonical form, content id; no export), per mutant:
-    median and best of 7 runs, with the collector settled as the CLI does (`qmltest.gctune`)."""
+    median and best of 7 runs, with the collector settled as the CLI does (`qmltest.util.gctune`)."""
     import statistics
 
-    from qmltest import gctune
-    from qmltest.mutation import registry, sites
+    from qmltest.mutation.operators import registry, sites
+    from qmltest.util import gctune
 
     gctune.settle(collect=True)  # after main(): its garbage is freed, not frozen
     print("mutant generation, directed QML suite (median / best of 7 runs):")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import artifact
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 from qmltest.noise.config import load
 from qmltest.simulate import engine, noisy, program
 

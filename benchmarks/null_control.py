@@ -12,12 +12,15 @@ import json
 import sys
 from pathlib import Path
 
-from qmltest import artifact, intervals, suites
+from qmltest import suites
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
-from qmltest.mutation import criteria, pipeline
-from qmltest.mutation.evaluate import Data, Evaluator
+from qmltest.model import artifact
+from qmltest.mutation import pipeline
+from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.judge import killing as criteria
+from qmltest.util import intervals
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIES = 200

@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from qmltest import artifact, gctune, parallel
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evaluate import Data
+from qmltest.mutation.evidence.evaluator import Data
+from qmltest.util import gctune, parallel
 
 MODEL = "data/models/qcl-mnist01"
 TRIALS = 5

@@ -11,11 +11,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qmltest import artifact
 from qmltest.coverage import measure
 from qmltest.coverage.diversity import diversity, input_states
 from qmltest.coverage.profile import build
 from qmltest.data import datasets
+from qmltest.model import artifact
 from qmltest.simulate.runner import model_probabilities
 
 DEFAULT = sorted(str(p.parent) for p in Path("data/models").glob("*-mnist01/model.json"))

@@ -13,11 +13,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qmltest import artifact, report
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import pipeline, registry, sites
-from qmltest.mutation.evaluate import Data
+from qmltest.model import artifact
+from qmltest.mutation import pipeline
+from qmltest.mutation.evidence.evaluator import Data
+from qmltest.mutation.operators import registry, sites
+from qmltest.util import writers as report
 
 MODELS = [
     ("zfm-ra-iris", "iris"),

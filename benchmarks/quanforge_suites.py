@@ -10,10 +10,11 @@ from __future__ import annotations
 import sys
 import time
 
-from qmltest import artifact, suites
+from qmltest import suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation.evaluate import Data
+from qmltest.model import artifact
+from qmltest.mutation.evidence.evaluator import Data
 from qmltest.mutation.pipeline import Options, run
 
 

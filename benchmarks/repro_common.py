@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from qml_mutation import MODELS as QML_MODELS
 
-from qmltest.mutation.generate import Settings
+from qmltest.mutation.strategies.generate import Settings
 
 MODELS = Path("data/models")
 
@@ -343,7 +343,7 @@ def tested(comparisons: list[tuple[bool, float]], close: bool | None, alpha: flo
     """The verdict of a claim made of ordered comparisons, each (claimed direction seen, p), Holm
     over them: 'differs' when one is significant against the claim, reproduced / same direction when
     every one is significant for it, 'inconclusive' otherwise (the data cannot tell)."""
-    from qmltest.mutation.criteria import adjust
+    from qmltest.mutation.judge.killing import adjust
 
     if not comparisons:
         return "ours only"

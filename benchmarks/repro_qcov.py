@@ -23,7 +23,7 @@ from repro_common import (
     tested,
 )
 
-from qmltest import artifact, attacks, parallel, suites
+from qmltest import attacks, suites
 from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds
 from qmltest.coverage.diversity import diversity, input_states
@@ -33,8 +33,10 @@ from qmltest.data import datasets
 from qmltest.evaluate import label_indices
 from qmltest.fuzz.loop import guides
 from qmltest.fuzz.run import campaign
+from qmltest.model import artifact
 from qmltest.simulate import engine, program
 from qmltest.simulate.runner import model_probabilities
+from qmltest.util import parallel
 
 # ------------------------------------------------------------------ QCov
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from qml_mutation import test_data
 from repro_common import MODELS, Size, Table, _bars, pct, rates_test, tested
 
-from qmltest import artifact, parallel
-from qmltest.mutation import pipeline, registry, sites
+from qmltest.model import artifact
+from qmltest.mutation import pipeline
+from qmltest.mutation.operators import registry, sites
+from qmltest.util import parallel
 
 # ------------------------------------------------------------------ efficient QML mutation
 

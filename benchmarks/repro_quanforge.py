@@ -18,13 +18,15 @@ from repro_common import (
     tested,
 )
 
-from qmltest import artifact, parallel, suites
+from qmltest import suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evaluate import Data
+from qmltest.mutation.evidence.evaluator import Data
 from qmltest.simulate import engine
 from qmltest.simulate.runner import model_probabilities
+from qmltest.util import parallel
 
 # ------------------------------------------------------------------ QuanForge
 
@@ -243,7 +245,7 @@ def _region_table(
 ) -> Table:
     """KR and NR per operator group and region; the claim: NR of region higher[0] above that of
     higher[1], tested per group over its operators (`stratified_rates_test`)."""
-    from qmltest.mutation.scope import Scope
+    from qmltest.mutation.operators.scope import Scope
 
     t = Table(
         "quanforge",
@@ -327,7 +329,7 @@ ONE_PER_GROUP = {"Add": "RGA", "Delete": "RGD", "Replace": "GR", "Modify (gate)"
 def quanforge_table6(size: Size) -> Table:
     """QuanForge Table 6 (RQ2.3): KR and NR of mutants restricted to one gate type (Table 1's
     categories: the type added for Add, the type of the gates mutated for the others)."""
-    from qmltest.mutation.scope import Scope
+    from qmltest.mutation.operators.scope import Scope
 
     t = Table(
         "quanforge",
@@ -380,7 +382,7 @@ def quanforge_table6(size: Size) -> Table:
 def quanforge_hoeffding(size: Size) -> Table:
     """QuanForge Sec. 4.1: shots from Hoeffding's bound, s >= ln(2q / (1 - delta)) / (2 eps^2), and how
     often 1000 shots miss a measured qubit's exact marginal by eps or more on real inputs."""
-    from qmltest.mutation.stats import hoeffding_shots
+    from qmltest.mutation.evidence.stats import hoeffding_shots
 
     t = Table(
         "quanforge",
@@ -424,7 +426,8 @@ def quanforge_hoeffding(size: Size) -> Table:
             }
         )
     t.notes.append(
-        "The bound is qmltest.mutation.stats.hoeffding_shots; the miss rate samples 1000 shots per input, tested "
+        "The bound is qmltest.mutation.evidence.stats.hoeffding_shots; the miss rate samples 1000 shots per input, "
+        "tested "
         "against 5% by an exact two-sided binomial test (p)."
     )
     t.keys, t.ours, t.theirs = ("model", "q"), "bound shots", "paper shots"

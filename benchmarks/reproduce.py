@@ -44,7 +44,7 @@ from repro_quanforge import (
     quanforge_table9,
 )
 
-from qmltest import report
+from qmltest.util import writers as report
 
 
 def write(t: Table, out: Path, command: str, provenance: dict | None = None) -> None:

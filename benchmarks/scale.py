@@ -38,8 +38,8 @@ def make_model(folder: Path, n: int) -> tuple[Path, Path]:
     """The size-n model folder and its self-labelled test set, written under `folder`."""
     from qiskit.circuit.library import real_amplitudes, z_feature_map
 
-    from qmltest import artifact
     from qmltest.interop import from_circuit
+    from qmltest.model import artifact
     from qmltest.simulate.runner import model_probabilities
 
     fm, ansatz = z_feature_map(n), real_amplitudes(n, reps=2)
@@ -77,8 +77,9 @@ def run_qmltest(model: Path, test: Path, out: Path, sample: int | None, precisio
 def aer_us(model_path: Path, test: Path, count: int) -> float:
     """Aer with batched binds: us per (mutant, input) over a stratified sample of `count` of the
     suite's competent mutants (the population qmltest scores)."""
-    from qmltest import artifact
-    from qmltest.mutation import registry, sampling, sites
+    from qmltest.model import artifact
+    from qmltest.mutation.operators import registry, sites
+    from qmltest.mutation.strategies import sampling
     from qmltest.simulate import engine, program
 
     model = artifact.load(model_path)

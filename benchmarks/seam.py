@@ -53,6 +53,16 @@ COMMANDS: dict[str, list[str]] = {
     "mutate qcnn classic": ["mutate", f"{MODELS}/qcnn-mnist01", "--suite", "classic", "--json", "out.json", "-q"],
     "profile qcnn": ["profile", f"{MODELS}/qcnn-mnist01", "--out", "out.json", "-q"],
     "cover qcnn": ["cover", f"{MODELS}/qcnn-mnist01", "--profile", "{profile}", "--json", "out.json", "-q"],
+    "diff iris": [
+        "diff",
+        f"{MODELS}/zfm-ra-iris",
+        f"{MODELS}/zzfm-su2-iris",
+        "--data",
+        "iris",
+        "--json",
+        "out.json",
+        "-q",
+    ],
     "fuzz qcnn": [
         "fuzz",
         f"{MODELS}/qcnn-mnist01",

@@ -15,11 +15,13 @@ from __future__ import annotations
 import sys
 import time
 
-from qmltest import artifact, intervals, suites
+from qmltest import suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evaluate import Data
+from qmltest.mutation.evidence.evaluator import Data
+from qmltest.util import intervals
 
 REPEATS, SHOTS = 20, 1000
 

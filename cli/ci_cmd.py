@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import handle_errors, out, write_output
 
-from qmltest import api, report
-from qmltest.mutation import reuse
+from qmltest import api
+from qmltest.runs import reuse
+from qmltest.util import writers as report
 
 
 @handle_errors
@@ -21,11 +22,9 @@ def merge(
 ) -> None:
     """Join the shards of one mutate run: the report an unsharded run gives, nothing simulated again."""
     res = api.merge(runs, out_dir)
-    write_output(json_out, res.to_json())
-    if junit_out:
-        from qmltest import junit
+    from qmltest.report import views
 
-        write_output(junit_out, junit.mutation(res.data))
+    views.write(res.data, out_dir, {"json": json_out, "junit": junit_out})
     if not quiet and str(json_out) != "-":
         out.print(f"merged {len(runs)} shards: {res.summary()}", markup=False)
 

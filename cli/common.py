@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qmltest.errors import InputError, QmlTestError, SimulatorError
-from qmltest.files import shown
-from qmltest.report import write_text_atomic
+from qmltest.util.files import shown
+from qmltest.util.writers import write_text_atomic
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 WRITE_ERRORS = {

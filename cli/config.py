@@ -24,7 +24,7 @@ AUTO = ("qmltest.toml", "pyproject.toml")
 
 
 def _table(path: Path, command: str) -> dict | None:
-    from qmltest.files import readable
+    from qmltest.util.files import readable
 
     readable(path, "a config file", " (config)")
     try:

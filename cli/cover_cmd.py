@@ -21,9 +21,10 @@ from qmltest_cli.common import (
 from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
-from qmltest import api, report
+from qmltest import api
 from qmltest.coverage import criteria as coverage_criteria
 from qmltest.errors import InputError
+from qmltest.util import writers as report
 
 
 def parse_shots(text: str) -> int | None:
@@ -97,7 +98,7 @@ def cover(
     result, parts = res.data, res.timing["parts"]
     write_output(json_out, report.to_json(result))
     if html_out is not None:
-        from qmltest.html import coverage as html_coverage
+        from qmltest.report.html import coverage as html_coverage
 
         html_coverage.write(result, html_out)
     if csv_out:
@@ -107,7 +108,7 @@ def cover(
         ]
         write_output(csv_out, report.to_csv(rows))
     if junit_out:
-        from qmltest import junit
+        from qmltest.report import junit
 
         write_output(junit_out, junit.coverage(result, gates, " + ".join(parts)))
     if not quiet and str(json_out) != "-":

@@ -17,7 +17,9 @@ from qmltest_cli.common import (
 )
 from qmltest_cli.config import config_option, with_config
 
-from qmltest import api, intervals, report
+from qmltest import api
+from qmltest.util import intervals
+from qmltest.util import writers as report
 
 
 @handle_errors

@@ -7,10 +7,11 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import handle_errors, model_data, out, write_output
 
-from qmltest import artifact, report
 from qmltest.coverage.diversity import diversity as measure_diversity
 from qmltest.coverage.diversity import input_states
 from qmltest.data import datasets
+from qmltest.model import artifact
+from qmltest.util import writers as report
 
 
 @handle_errors

@@ -22,9 +22,11 @@ from qmltest_cli.common import (
 from qmltest_cli.config import config_option, with_config
 from rich.table import Table
 
-from qmltest import api, intervals, report
+from qmltest import api
 from qmltest.coverage import criteria as coverage_criteria
 from qmltest.fuzz.loop import guides as fuzz_guides
+from qmltest.util import intervals
+from qmltest.util import writers as report
 
 
 @handle_errors
@@ -133,7 +135,7 @@ def fuzz(
     if csv_out:
         write_output(csv_out, report.to_csv(rows))
     if html_out is not None:
-        from qmltest.html import fuzz as html_fuzz
+        from qmltest.report.html import fuzz as html_fuzz
 
         html_fuzz.write(result, out_dir, html_out)
     if not quiet and str(json_out) != "-":

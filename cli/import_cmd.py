@@ -9,11 +9,11 @@ import typer
 from qmltest_cli.common import err, handle_errors, parse_list, write_output
 from qmltest_cli.inspect_cmd import describe, render
 
-from qmltest import report
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.interop import from_circuit, sources
 from qmltest.interop.preprocessing import parse_cli
+from qmltest.util import writers as report
 
 
 def _labels(text: str | None) -> list | None:

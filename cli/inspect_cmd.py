@@ -8,9 +8,10 @@ import typer
 from qmltest_cli.common import err, handle_errors, out, write_output
 from rich.table import Table
 
-from qmltest import artifact, report
-from qmltest.artifact import Model
 from qmltest.interop.layers import angle_role
+from qmltest.model import artifact
+from qmltest.model.artifact import Model
+from qmltest.util import writers as report
 
 
 def describe(model: Model) -> dict:

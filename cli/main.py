@@ -101,7 +101,7 @@ def main(
     ),
 ) -> None:
     """Test quantum neural networks serialized as OpenQASM 3: coverage, mutation, fuzzing on Qiskit Aer."""
-    from qmltest import gctune
+    from qmltest.util import gctune
 
     # Qiskit, Aer and numpy are imported by now (~200k tracked objects that live as long as the
     # process): freezing them keeps full collections from rescanning them while a run allocates

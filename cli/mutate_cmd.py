@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,18 +23,28 @@ from qmltest_cli.config import config_option, with_config
 from qmltest_cli.options import Group, grouped, model_options, noise_options, run_options
 from rich.table import Table
 
-from qmltest import api, intervals, report
+from qmltest import api
 from qmltest.api import check_range
-from qmltest.artifact import Model
-from qmltest.mutation import pipeline, stryker
+from qmltest.mutation import pipeline
+from qmltest.mutation.evidence.stats import hoeffding_shots
 from qmltest.mutation.options import OPERATOR_SUITES
-from qmltest.mutation.stats import hoeffding_shots
+from qmltest.report import views
+from qmltest.util import intervals
+from qmltest.util import writers as report
 
 
 def kill_options() -> Group:
     """Which mutants, and how a mutant is killed (QuanForge Eq. 2-4; the QML suites' vote test)."""
     return {
-        "suite": (str, typer.Option("quanforge", help=f"Operator suite: {', '.join(OPERATOR_SUITES)}.")),
+        "suite": (
+            str,
+            typer.Option(
+                "quanforge",
+                "--family",
+                "--suite",
+                help=f"Operator family: {', '.join(OPERATOR_SUITES)} (--suite: its older name).",
+            ),
+        ),
         "operators": (str, typer.Option(None, help="Comma-separated operators (default: the whole suite).")),
         "strategy": (str, typer.Option("", help="search (quanforge), directed or exhaustive (qml, classic).")),
         "criterion": (
@@ -248,7 +257,7 @@ def mutate(
         announce = None if quiet else _announce
         with progress_bar("mutating", None, quiet) as advance:
             res = api.mutate(model, progress=advance, announce=announce, command=command_line(), **kw)
-        _write_reports(model, res.data, res.to_json(), kw["out"], **reports)
+        _write_reports(res.data, res.to_json(), kw["out"], **reports)
     if not quiet and str(reports["json_out"]) != "-":
         render(res.data, res.timing)
     for line in res.data["warnings"]:
@@ -282,33 +291,9 @@ def _listing(model_path: Path, rows: bool, json_out: Path | None, kw: dict) -> N
     out.print(f"{'total':>14} {sum(listing['counts'].values()):8d}  ({listing['strategy']})")
 
 
-def _write_reports(
-    model: Model,
-    result: dict,
-    text: str,
-    out_dir: Path | None,
-    json_out: Path | None,
-    csv_out: Path | None,
-    junit_out: Path | None,
-    stryker_out: Path | None,
-    html_out: Path | None,
-) -> None:
-    """Every report the options ask for, from one finished result (and its run folder)."""
-    write_output(json_out, text)
-    if csv_out:
-        write_output(csv_out, report.to_csv([csv_row(m) for m in result["mutants"]]))
-    if junit_out:
-        from qmltest import junit
-
-        write_output(junit_out, junit.mutation(result))
-    key = os.path.relpath(model.source if Path(model.source).suffix == ".qasm" else Path(model.source) / "model.qasm")
-    doc = stryker.report(model, key, result, out_dir) if stryker_out or html_out is not None else None
-    if stryker_out:
-        write_output(stryker_out, report.to_json(doc))
-    if html_out is not None:
-        from qmltest.html import mutation as html_mutation
-
-        html_mutation.write(result, out_dir, html_out, doc)
+def _write_reports(result: dict, text: str, out_dir: Path | None, **reports: Path | None) -> None:
+    """Every report the options ask for, from one finished result and its run folder (`views`)."""
+    views.write(result, out_dir, {k.removesuffix("_out"): v for k, v in reports.items()}, text)
 
 
 def gate(result: dict, bar: float, lower: bool) -> None:
@@ -322,18 +307,6 @@ def gate(result: dict, bar: float, lower: bool) -> None:
     if low:
         err.print(f"mutation score below {100 * bar:g}%: {', '.join(low)}", markup=False)
         raise typer.Exit(EXIT_GATE)
-
-
-def csv_row(m: dict) -> dict:
-    """One flat CSV row per mutant: identity, status, and per suite killed (1/0) and killed classes."""
-    row = {k: m[k] for k in ("id", "operator", "cell", "status", "percentage")}
-    row["site"] = m["site"]
-    row["mean_accuracy"] = m["search"].get("mean_accuracy") if m["search"] else None
-    row["kills"] = ";".join(
-        f"{s}={'|'.join(map(str, v['killed_classes'])) if v['killed'] or v['killed_classes'] else ''}"
-        for s, v in sorted(m["verdicts"].items())
-    )
-    return row
 
 
 def render(result: dict, timing: dict) -> None:

@@ -8,7 +8,7 @@ import typer
 from qmltest_cli.common import handle_errors, out
 from rich.table import Table
 
-from qmltest import artifact
+from qmltest.model import artifact
 from qmltest.noise import build
 from qmltest.noise.config import load as load_noise
 

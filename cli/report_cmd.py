@@ -8,10 +8,10 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import err, handle_errors, out, write_output
 
-from qmltest import intervals
-from qmltest import report as report_io
 from qmltest.errors import InputError
 from qmltest.mutation import pipeline
+from qmltest.util import intervals
+from qmltest.util import writers as report_io
 
 
 def _load(source: Path) -> tuple[dict, Path | None]:
@@ -37,45 +37,46 @@ def report(
     scoring: str = typer.Option(None, help="Mutation runs: class or plain."),
     against: Path = typer.Option(None, help="Mutation runs: a baseline run (folder or report) to compare with."),
     junit_out: Path = typer.Option(None, "--junit", help="Mutation runs: JUnit XML, survived = failure."),
+    csv_out: Path = typer.Option(None, "--csv", help="Mutation runs: one row per mutant."),
+    stryker_out: Path = typer.Option(None, "--stryker", help="Mutation runs: Stryker mutation-testing-report JSON."),
 ) -> None:
     """Rebuild a report's views from its JSON alone (no simulation)."""
     data, run_dir = _load(source)
     fmt = data["meta"].get("format", "")
+    say = err if str(json_out) == "-" else out  # with --json -, stdout holds the JSON document alone
     if fmt.startswith("qmltest.mutation/"):
         data = pipeline.read_report(source)
         if criterion or correction or scoring:
             data = pipeline.redecide(data, criterion, correction, scoring)
-        if junit_out is not None:
-            from qmltest import junit
-
-            write_output(junit_out, junit.mutation(data))
         if against is not None:
-            from qmltest.mutation import compare
+            from qmltest.mutation.judge import compare
 
             base = pipeline.read_report(against)
             if criterion or correction or scoring:
                 base = pipeline.redecide(base, criterion, correction, scoring)
             data = dict(data, against=compare.against(data, base))
-        if html_out is not None:
-            from qmltest.html import mutation
+        from qmltest.report import views
 
-            mutation.write(data, run_dir, html_out, _stryker(data, run_dir))
-    elif criterion or correction or scoring or against or junit_out:
-        raise InputError("--criterion, --correction, --scoring, --against and --junit apply to mutation reports")
+        where = {"json": json_out, "csv": csv_out, "junit": junit_out, "stryker": stryker_out, "html": html_out}
+        views.write(data, run_dir, where)
+        json_out = None  # written with the other views
+    elif criterion or correction or scoring or against or junit_out or csv_out or stryker_out:
+        raise InputError(
+            "--criterion, --correction, --scoring, --against, --junit, --csv and --stryker apply to mutation reports"
+        )
     elif fmt.startswith("qmltest.fuzz/"):
         if html_out is not None:
-            from qmltest.html import fuzz
+            from qmltest.report.html import fuzz
 
             fuzz.write(data, run_dir, html_out)
     elif fmt.startswith("qmltest.coverage/"):
         if html_out is not None:
-            from qmltest.html import coverage
+            from qmltest.report.html import coverage
 
             coverage.write(data, html_out)
     else:
         raise InputError(f"{source}: report format '{fmt}' has no view (mutation, coverage or fuzz reports)")
     write_output(json_out, report_io.to_json(data))
-    say = err if str(json_out) == "-" else out  # with --json -, stdout holds the JSON document alone
     if html_out is not None:
         say.print(f"wrote {html_out / 'index.html'}", markup=False)
     if mutation_summary := (data.get("suites") if fmt.startswith("qmltest.mutation/") else None):
@@ -112,7 +113,7 @@ def show(
     mutant_id: str = typer.Argument(..., help="A mutant id, or a unique prefix of one."),
 ) -> None:
     """One mutant: operator, site, status, verdicts per suite, and its QASM diff against the original."""
-    from qmltest.html.mutation import qasm_diff
+    from qmltest.report.html.mutation import qasm_diff
 
     if not run.is_dir():
         raise InputError(f"{run}: not a run folder")
@@ -139,14 +140,3 @@ def show(
         out.print("\n".join(diff), markup=False, highlight=False)
     else:
         out.print("(no QASM diff: the mutant is not saved, or changes only preprocessing or readout)", markup=False)
-
-
-def _stryker(data: dict, run_dir: Path | None) -> dict | None:
-    """The Stryker report of a run folder (its saved original model and mutants), for the viewer."""
-    if run_dir is None or not (run_dir / "original" / "model.qasm").exists():
-        return None
-    from qmltest import artifact
-    from qmltest.mutation import stryker
-
-    original = artifact.load(run_dir / "original")
-    return stryker.report(original, "model.qasm", data, run_dir)

@@ -19,10 +19,12 @@ from qmltest_cli.common import (
 )
 from rich.table import Table
 
-from qmltest import artifact, attacks, parallel, suites
-from qmltest import labels as labels_mod
+from qmltest import attacks, suites
 from qmltest.data import datasets
+from qmltest.data import labels as labels_mod
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
+from qmltest.util import parallel
 
 app = typer.Typer(
     help="Test suites (Ori, HConf, LConf, Skewed, Small, OOD, Aug, Adv) and attacks.", no_args_is_help=True

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import handle_errors, out, parse_classes, progress_bar
 
-from qmltest import artifact
+from qmltest.model import artifact
 from qmltest.zoo.train import train as train_model
 
 

@@ -8,8 +8,8 @@ import typer
 from qmltest_cli.common import handle_errors, out, write_output
 from rich.table import Table
 
-from qmltest import report
-from qmltest.zoo import registry
+from qmltest.util import writers as report
+from qmltest.zoo import catalog as registry
 
 app = typer.Typer(help="Benchmark architectures and shipped pretrained models.", no_args_is_help=True)
 

@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from qmltest import artifact, parallel, report
-from qmltest.artifact import Model
 from qmltest.data import datasets
 from qmltest.errors import InputError
+from qmltest.model import artifact
+from qmltest.model.artifact import Model
+from qmltest.util import parallel
+from qmltest.util import writers as report
 
 Source = str | Path | Model
 
@@ -335,7 +337,7 @@ def cover(
 ) -> CoverageResult:
     """KSC, SCC and TSC (and every registered criterion) of a test suite against a profile (QCov Eq. 2-4)."""
     from qmltest.coverage import measure
-    from qmltest.simulate import device
+    from qmltest.simulate import fake_device as device
     from qmltest.simulate.runner import model_probabilities
 
     check_range("--k", k, 1, 100_000)
@@ -544,7 +546,7 @@ def mutation_options(
 ) -> Any:
     """The mutation pipeline's options from keyword arguments, every range checked (one line each)."""
     from qmltest.mutation import pipeline
-    from qmltest.mutation.generate import Settings
+    from qmltest.mutation.strategies.generate import Settings
 
     check_range("--shots", shots, 1, 10**8)
     check_range("--repeats", repeats, 2, 10_000)
@@ -582,7 +584,7 @@ def mutation_options(
 
 def list_mutants(model: Source, *, rows: bool = False, manifest: str | Path | None = None, **options: Any) -> dict:
     """The site strategies' mutant counts per operator (and with `rows`, each mutant's id and site)."""
-    from qmltest.mutation import registry, sites
+    from qmltest.mutation.operators import registry, sites
 
     m, _ = _model(model, manifest)
     opts = mutation_options(**options)
@@ -599,7 +601,7 @@ def list_mutants(model: Source, *, rows: bool = False, manifest: str | Path | No
 def suite_data(spec: str, model: Model, per_class: int | None, seed: int) -> Any:
     """'mnist:train' (builtin and split) or a file, as the mutation pipeline's data (labels as class indices)."""
     from qmltest.evaluate import label_indices
-    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation.evidence.evaluator import Data
 
     x, y = datasets.select(spec, "test", model.classes, per_class, seed)
     return Data(spec, model.encode(x), label_indices(model, y), x)
@@ -607,9 +609,9 @@ def suite_data(spec: str, model: Model, per_class: int | None, seed: int) -> Any
 
 def scan_cells(scan: str | None, base: Any, model: Model) -> list:
     """The cells of a search-strategy scan: depth ranges, gate types or single qubits."""
-    from qmltest.mutation.gates import CATEGORIES, categories_of
+    from qmltest.mutation.operators.categories import CATEGORIES, categories_of
+    from qmltest.mutation.operators.scope import Scope, parse_range
     from qmltest.mutation.pipeline import Cell
-    from qmltest.mutation.scope import Scope, parse_range
 
     if not scan:
         return [Cell("all", base)]
@@ -665,11 +667,12 @@ def mutate(
     run folders); `cache` (default $QMLTEST_CACHE) reuses any mutant's evidence made before under
     the same settings; `iterate` (a previous report) skips the mutants it killed; `changed_since`
     (the model before an edit) keeps only mutants touching gates the edit changed."""
-    from qmltest.mutation import operators as ops
-    from qmltest.mutation import pipeline, registry
-    from qmltest.mutation import precision as precision_mod
-    from qmltest.mutation import reuse as reuse_mod
-    from qmltest.mutation.scope import make_scope
+    from qmltest.mutation import pipeline
+    from qmltest.mutation.operators import quanforge as ops
+    from qmltest.mutation.operators import registry
+    from qmltest.mutation.operators.scope import make_scope
+    from qmltest.mutation.strategies import precision as precision_mod
+    from qmltest.runs import reuse as reuse_mod
 
     check_range("--per-class", per_class, 1, 10**7)
     check_range("--reference-per-class", reference_per_class, 1, 10**7)

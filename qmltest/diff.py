@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest import intervals, readout
-from qmltest import labels as labels_mod
-from qmltest.mutation import votes
+from qmltest.data import labels as labels_mod
+from qmltest.model import readout
+from qmltest.mutation.evidence import votes
 from qmltest.simulate import engine
+from qmltest.util import intervals
 
 
 def _scores(probs: np.ndarray, cmat: np.ndarray, num_classes: int) -> np.ndarray:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest import budget as budget_mod
-from qmltest import intervals, targets
-from qmltest import labels as labels_mod
-from qmltest.artifact import Model
+from qmltest import targets
+from qmltest.data import labels as labels_mod
 from qmltest.errors import InputError
-from qmltest.simulate import device, engine, program
+from qmltest.model.artifact import Model
+from qmltest.simulate import engine, program
+from qmltest.simulate import fake_device as device
 from qmltest.simulate.backends import REGISTRY
 from qmltest.simulate.runner import model_probabilities
+from qmltest.util import budget as budget_mod
+from qmltest.util import intervals
 
 
 def label_indices(model: Model, labels: np.ndarray) -> np.ndarray:
     """Dataset labels (whole numbers or names) -> the model's class indices; unknown labels are an
-    input error (`qmltest.labels`)."""
+    input error (`qmltest.data.labels`)."""
     return labels_mod.indices(model.classes, labels)
 
 
@@ -32,7 +34,7 @@ def evaluate(
     budget: int | None = None,
 ) -> dict:
     """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts;
-    with `budget`, shots are spent sequentially on undecided inputs (`qmltest.budget`). An ibm:
+    with `budget`, shots are spent sequentially on undecided inputs (`qmltest.util.budget`). An ibm:
     target (`targets.Hardware`) takes its counts from the device."""
     y = label_indices(model, labels)
     spent: dict = {}

@@ -10,10 +10,10 @@ import zipfile
 
 import numpy as np
 
-from qmltest import readout
-from qmltest.artifact import Model
 from qmltest.errors import InputError
 from qmltest.evaluate import label_indices
+from qmltest.model import readout
+from qmltest.model.artifact import Model
 from qmltest.simulate.runner import model_probabilities
 
 KINDS = ("ori", "hconf", "lconf", "small", "skewed")
@@ -185,7 +185,7 @@ def save(
     import io
     import json
 
-    from qmltest.report import write_bytes_atomic
+    from qmltest.util.writers import write_bytes_atomic
 
     buf = io.BytesIO()
     np.savez(
@@ -203,9 +203,9 @@ def save(
 
 def _checked(path, x: np.ndarray, y: np.ndarray, source: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """A suite's arrays as the commands need them, every problem one InputError naming the file:
-    inputs a non-empty finite (N, F) array, labels one class each (`qmltest.labels.column`),
+    inputs a non-empty finite (N, F) array, labels one class each (`qmltest.data.labels.column`),
     source indices N integers (-1 for a generated input) when present."""
-    from qmltest import labels
+    from qmltest.data import labels
 
     if x.dtype.kind not in "iufb" or x.ndim < 2 or x.shape[0] == 0 or x.size == 0:
         raise InputError(
@@ -234,7 +234,7 @@ def read(path) -> tuple[str, dict, str, int | None, int, np.ndarray, np.ndarray]
 
     from qmltest import schemas
     from qmltest.errors import InputError
-    from qmltest.files import readable
+    from qmltest.util.files import readable
 
     path = Path(path)
     readable(path, "a suite file")

@@ -1,6 +1,6 @@
 """Where a model runs: `ideal` (noise-free), `noise:FILE` (a noise config) or `fake:NAME` (one of
 qiskit-ibm-runtime's fake devices: the model transpiled to it with a seeded layout and routing,
-read out through the final layout, with the device's gate and readout errors; `simulate.device`)
+read out through the final layout, with the device's gate and readout errors; `simulate.fake_device`)
 or `ibm:NAME` (shots from a real device through qiskit-ibm-runtime; `ibm:fake_*` runs the same code in
 Runtime's local testing mode; `simulate.runtime`)."""
 

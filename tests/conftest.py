@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qmltest import artifact, readout
+from qmltest.model import artifact, readout
 from qmltest.zoo import architectures as archs
 from qmltest.zoo.train import _to_model
 

@@ -15,12 +15,12 @@ from qiskit.circuit import ParameterVector, QuantumCircuit
 from qiskit.circuit.library import real_amplitudes, zz_feature_map
 from qiskit.quantum_info import Statevector
 
-from qmltest import artifact
-from qmltest import ir as irmod
 from qmltest.errors import InputError
+from qmltest.model import artifact
+from qmltest.model import ir as irmod
 from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo.architectures import ARCHS
-from qmltest.zoo.registry import MODELS_DIR
+from qmltest.zoo.catalog import MODELS_DIR
 
 
 def fidelities(a: artifact.Model, b: artifact.Model, rng: np.random.Generator) -> np.ndarray:
@@ -181,7 +181,7 @@ def test_save_is_atomic_and_leaves_no_temp_files(qcl_model, tmp_path) -> None:
     ],
 )
 def test_nonsense_qasm_is_refused_in_one_line(body, says) -> None:
-    from qmltest import qasm
+    from qmltest.model import qasm
 
     with pytest.raises(InputError, match=re.escape(says)):
         qasm.loads(body, "m.qasm")

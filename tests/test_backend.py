@@ -11,9 +11,9 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact
 from qmltest.errors import InputError
-from qmltest.mutation.evaluate import Evaluator
+from qmltest.model import artifact
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.simulate import program
 from qmltest.simulate.backends import REGISTRY
 
@@ -64,7 +64,7 @@ def test_mutation_records_and_uses_the_backend(iris_model, tmp_path) -> None:
     probabilities equal numpy's to 1e-9, so exact runs give the same verdicts."""
     model = artifact.load(iris_model)
     x = np.random.default_rng(0).uniform(0, 1, (10, 4))
-    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation.evidence.evaluator import Data
 
     data = Data("d", model.encode(x), np.zeros(10, int), x)
     a = Evaluator(model, 5, None, 0, backend="aer")
@@ -179,7 +179,7 @@ def test_mutants_x_inputs_kernel_equals_one_by_one_and_aer() -> None:
     """`engine.probabilities_many`: every directed QML mutant of QCL in signature groups, one batch
     of mutants x inputs per group; equal to each mutant's own numpy run and to Aer."""
     from qmltest.data import datasets
-    from qmltest.mutation import registry, sites
+    from qmltest.mutation.operators import registry, sites
     from qmltest.simulate import arraykernel, engine
 
     model = artifact.load(ROOT_MODELS / "qcl-mnist01")
@@ -287,8 +287,8 @@ def test_prefetch_keeps_one_batch_within_its_budget(monkeypatch) -> None:
     """What a batch prefetched and nobody read is dropped by the next batch; past PREFETCH_BYTES the
     rest run one by one (nothing held)."""
     from qmltest.data import datasets
-    from qmltest.mutation import registry, sites
-    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation.evidence.evaluator import Data
+    from qmltest.mutation.operators import registry, sites
 
     _on_numpy(monkeypatch)
     model = artifact.load(ROOT_MODELS / "qcl-mnist01")

@@ -1,4 +1,4 @@
-"""Shot budgets spent sequentially (qmltest.budget): decided predictions are the exact ones, a tie is
+"""Shot budgets spent sequentially (qmltest.util.budget): decided predictions are the exact ones, a tie is
 almost never decided (alpha), the budget is never exceeded, and ibm: targets run the same rounds
 through qiskit-ibm-runtime's local testing mode (issue 32)."""
 
@@ -12,11 +12,12 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact, budget, readout
 from qmltest.data import datasets
 from qmltest.errors import InputError
+from qmltest.model import artifact, readout
 from qmltest.simulate import engine
 from qmltest.simulate.runner import model_probabilities
+from qmltest.util import budget
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 runner = CliRunner()
@@ -92,8 +93,8 @@ def test_ibm_fake_device_runs_the_runtime_code_in_local_testing_mode(monkeypatch
     assert rep["backend"] == "ibm" and seq["shots_spent"] <= 60000 and seq["decided"] >= 25
     m = artifact.load(model)
     x, _ = datasets.select("iris", "test", m.classes, None, 0)
-    from qmltest import budget as b
     from qmltest.simulate import runtime
+    from qmltest.util import budget as b
 
     enc, seeds = m.encode(x), iter(range(b.MAX_ROUNDS))
     out = b.predict(

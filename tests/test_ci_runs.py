@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from qmltest import api
 from qmltest.errors import InputError
-from qmltest.mutation import reuse
+from qmltest.runs import reuse
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact
+from qmltest.model import artifact
 from qmltest.simulate.runner import model_probabilities
 
 runner = CliRunner()

@@ -133,7 +133,7 @@ def test_stryker_mutants_carry_their_replacement_without_a_run_folder(tmp_path) 
     lines they change, DFC's preprocessing steps on model.json, the second file; the official schema."""
     import jsonschema
 
-    from qmltest.mutation.stryker import replaced
+    from qmltest.report.stryker import replaced
 
     assert replaced("a\nb\nc\n", "a\nB\nc\n") == (
         {"start": {"line": 2, "column": 1}, "end": {"line": 2, "column": 2}},

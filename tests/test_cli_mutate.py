@@ -10,7 +10,7 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact
+from qmltest.model import artifact
 
 runner = CliRunner()
 
@@ -128,8 +128,8 @@ def test_lconf_suite_scores_above_hconf_on_shipped_qcl() -> None:
     from qmltest.data import datasets
     from qmltest.evaluate import label_indices
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evaluate import Data
-    from qmltest.zoo.registry import MODELS_DIR
+    from qmltest.mutation.evidence.evaluator import Data
+    from qmltest.zoo.catalog import MODELS_DIR
 
     model = artifact.load(MODELS_DIR / "qcl-mnist01")
     x, y = datasets.select("mnist", "train", model.classes, 50, 0)

@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from qmltest import artifact
-from qmltest.mutation import delta, registry, sites
+from qmltest.model import artifact
+from qmltest.mutation.operators import delta, registry, sites
 from qmltest.simulate import program
 
 

@@ -11,8 +11,8 @@ import pytest
 from qiskit import QuantumCircuit
 from qiskit.circuit import Parameter
 
-from qmltest import artifact
 from qmltest.data import datasets
+from qmltest.model import artifact
 from qmltest.noise.config import from_dict, load
 from qmltest.simulate import density, engine, noisy, program
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qmltest import artifact, targets
+from qmltest import targets
 from qmltest.errors import InputError
+from qmltest.model import artifact
 from qmltest.simulate import program
 from qmltest.simulate.runner import model_probabilities
 
@@ -32,7 +33,7 @@ def test_the_final_layout_carries_the_readout(name) -> None:
     #1040's mistake) it does not."""
     from qiskit.quantum_info import Statevector
 
-    from qmltest.simulate import device
+    from qmltest.simulate import fake_device as device
 
     model = artifact.load(MODELS / "zzfm-su2-iris")
     job = program.of_model(model)
@@ -53,7 +54,7 @@ def test_fake_target_equals_aer_from_backend_within_shot_noise(name) -> None:
     from qiskit import ClassicalRegister
     from qiskit_aer import AerSimulator
 
-    from qmltest.simulate import device
+    from qmltest.simulate import fake_device as device
 
     model = artifact.load(MODELS / "zzfm-su2-iris")
     raw = np.random.default_rng(2).uniform(0, 1, (3, 4))
@@ -76,7 +77,7 @@ def test_fake_target_equals_aer_from_backend_within_shot_noise(name) -> None:
 
 
 def test_devices_refuse_what_they_cannot_run() -> None:
-    from qmltest.simulate import device
+    from qmltest.simulate import fake_device as device
 
     wide = artifact.load(MODELS / "qcl-mnist01")
     with pytest.raises(InputError, match="unknown fake backend 'FakeNope'"):
@@ -162,7 +163,7 @@ def test_diff_catches_a_readout_that_ignores_the_final_layout(tmp_path) -> None:
     from qmltest_cli.main import app
     from typer.testing import CliRunner
 
-    from qmltest.simulate import device
+    from qmltest.simulate import fake_device as device
 
     fm, an = zz_feature_map(4), real_amplitudes(4, reps=1)
     w = np.linspace(-1.0, 1.0, an.num_parameters)
@@ -213,7 +214,8 @@ def test_the_active_qubits_alone_give_the_whole_devices_probabilities(name) -> N
     from qiskit_aer import AerSimulator
 
     from qmltest.noise import build
-    from qmltest.simulate import aer, device
+    from qmltest.simulate import aer_jobs as aer
+    from qmltest.simulate import fake_device as device
 
     model = artifact.load(MODELS / "zzfm-su2-iris")
     raw = np.random.default_rng(3).uniform(0, 1, (4, 4))

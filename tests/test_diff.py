@@ -12,9 +12,10 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact, diff
+from qmltest import diff
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 from qmltest.simulate.runner import model_probabilities
 
 runner = CliRunner()

@@ -1,4 +1,4 @@
-"""qmltest.dist equals scipy.stats exactly (the same special functions, the same support rules),
+"""qmltest.util.dist equals scipy.stats exactly (the same special functions, the same support rules),
 edges and invalid parameters included, and keeps scipy.stats out of a mutation run's imports."""
 
 import subprocess
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from qmltest import dist
+from qmltest.util import dist
 
 K = np.array([-np.inf, -3, -1, -0.5, 0, 0.5, 1, 2, 2.5, 3, 7, 10, 10.5, 11, 400, np.inf, np.nan])
 N = np.array([0, 1, 3, 10, 400, 1000, 2.5, -1])
@@ -54,7 +54,7 @@ def test_student_t_and_normal_equal_scipy_stats() -> None:
 def test_a_mutation_run_does_not_import_scipy_stats() -> None:
     """The point of the module: 0.5 s of start-up. The mutation pipeline and interval code load without it."""
     code = (
-        "import sys, qmltest.mutation.pipeline, qmltest.intervals, qmltest.mutation.sequential;"
+        "import sys, qmltest.mutation.pipeline, qmltest.util.intervals, qmltest.mutation.evidence.sequential;"
         "print('scipy.stats' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -122,7 +122,7 @@ def test_wrong_feature_count() -> None:
 def test_marginal_by_summing_matrix_equals_the_definition(measured) -> None:
     """The BLAS marginal (|psi|^2 times a 0/1 matrix) against the per-outcome sum of basis
     probabilities, on random states of 6 qubits, C- and F-ordered."""
-    from qmltest.readout import marginalize
+    from qmltest.model.readout import marginalize
 
     rng = np.random.default_rng(3)
     psi = rng.normal(size=(7, 64)) + 1j * rng.normal(size=(7, 64))

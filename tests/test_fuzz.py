@@ -63,9 +63,9 @@ def test_tabular_mutants_stay_in_the_epsilon_box() -> None:
 
 
 def _setup(iris_model):
-    from qmltest import artifact
     from qmltest.data import datasets
     from qmltest.evaluate import label_indices
+    from qmltest.model import artifact
 
     model = artifact.load(iris_model)
     x, y = datasets.select("iris", "test", model.classes)

@@ -23,9 +23,10 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import qasm, report
 from qmltest.errors import InputError, Notice
-from qmltest.files import destination, readable
+from qmltest.model import qasm
+from qmltest.util import writers as report
+from qmltest.util.files import destination, readable
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

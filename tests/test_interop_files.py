@@ -14,11 +14,11 @@ from qiskit.quantum_info import Statevector
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact, readout
 from qmltest.errors import InputError
 from qmltest.interop import from_circuit
 from qmltest.interop import layers as lay
 from qmltest.interop.sources import apply_probe
+from qmltest.model import artifact, readout
 from qmltest.simulate.runner import model_probabilities
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -20,9 +20,9 @@ from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-from qmltest import artifact, readout
 from qmltest.errors import InputError
 from qmltest.interop import from_qiskit_ml
+from qmltest.model import artifact, readout
 from qmltest.simulate import engine
 from qmltest.simulate.runner import model_probabilities
 

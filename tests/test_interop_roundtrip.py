@@ -144,8 +144,8 @@ def _qnodes():
 
 @pytest.mark.parametrize("kind", ["iqp", "angle", "strong"])
 def test_pennylane_qnodes_match_default_qubit(kind) -> None:
-    from qmltest import readout
     from qmltest.interop import from_pennylane
+    from qmltest.model import readout
 
     qnode, weights = _qnodes()[kind]
     model = from_pennylane(qnode, weights, num_features=4)

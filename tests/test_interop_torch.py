@@ -9,8 +9,8 @@ from qiskit.circuit.library import real_amplitudes, zz_feature_map
 from qiskit.quantum_info import SparsePauliOp
 from qiskit_machine_learning.neural_networks import EstimatorQNN, SamplerQNN
 
-from qmltest import artifact, readout
 from qmltest.errors import InputError
+from qmltest.model import artifact, readout
 from qmltest.simulate.runner import model_probabilities
 
 

@@ -19,10 +19,10 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact, labels
-from qmltest.data import datasets
+from qmltest.data import datasets, labels
 from qmltest.data.preprocess import amplitude_states
 from qmltest.errors import InputError
+from qmltest.model import artifact
 
 runner = CliRunner()
 MODEL = Path("data/models/zfm-ra-iris")
@@ -287,7 +287,7 @@ def test_labels_outside_the_classes_are_one_line(named, tmp_path) -> None:
 def test_fuzz_failures_keep_the_class_names(named, tmp_path) -> None:
     """A fuzz run folder stores the classes beside the failures' class indices, and the HTML
     captions name them."""
-    from qmltest.html.fuzz import _labels
+    from qmltest.report.html.fuzz import _labels
 
     nm, data = str(named["model"]), str(named["root"] / "named.csv")
     runner.invoke(app, ["profile", nm, "--data", data, "--out", str(tmp_path / "p.json"), "-q"])

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from conftest import random_model
 
-from qmltest.mutation import edit
-from qmltest.mutation import operators as ops
-from qmltest.mutation.scope import Scope, make_scope
+from qmltest.mutation.operators import edit
+from qmltest.mutation.operators import quanforge as ops
+from qmltest.mutation.operators.scope import Scope, make_scope
 from qmltest.simulate import program
 from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo.architectures import ARCHS
@@ -107,7 +107,7 @@ def test_scope_limits_qubits_depth_and_types() -> None:
 def test_rga_under_a_gate_type_adds_that_type_and_simulates_as_aer(gate_type: str) -> None:
     """QuanForge Table 6: with a gate-type scope RGA adds gates of that type (phase and SWAP gates
     too, outside the default pool); the engine runs every such mutant as Aer does (1e-9)."""
-    from qmltest.mutation.gates import categories_of
+    from qmltest.mutation.operators.categories import categories_of
     from qmltest.simulate import engine
 
     model = random_model("zzfm_su2", [0, 1])

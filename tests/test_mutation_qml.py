@@ -9,11 +9,11 @@ from qiskit import qasm3
 from qiskit.circuit import Parameter, QuantumCircuit
 from qiskit.quantum_info import Operator
 
-from qmltest import artifact
-from qmltest import ir as irmod
-from qmltest.mutation import registry, sites
-from qmltest.mutation.classic import AddGate, RemoveGate, ReplaceGate
-from qmltest.mutation.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
+from qmltest.model import artifact
+from qmltest.model import ir as irmod
+from qmltest.mutation.operators import registry, sites
+from qmltest.mutation.operators.classic import AddGate, RemoveGate, ReplaceGate
+from qmltest.mutation.operators.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
 from qmltest.simulate import program
 from qmltest.simulate.runner import model_probabilities
 
@@ -157,7 +157,7 @@ def test_directed_qml_at_least_5x_fewer_than_exhaustive_add_gate() -> None:
 
 def test_incompetent_and_equivalent_are_not_scored(small) -> None:
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation.evidence.evaluator import Data
 
     x = np.random.default_rng(0).uniform(0, np.pi, (12, 2))
     y = small.predict(model_probabilities(small, x))
@@ -184,7 +184,7 @@ def test_mid_circuit_measurement_is_dephasing_on_both_backends() -> None:
 
 
 def test_measure_operators(small, tmp_path) -> None:
-    from qmltest.mutation.classic import AddMeasure, RemoveMeasure
+    from qmltest.mutation.operators.classic import AddMeasure, RemoveMeasure
 
     found = AddMeasure().sites(small, directed=True)
     # q0 is touched by rx, ry, cx, ry, rz, cx (6 gates): 5 slots; q1 by rx, ry, cx, cx: 3 slots
@@ -202,7 +202,7 @@ def test_measure_operators(small, tmp_path) -> None:
 
 
 def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
-    from qmltest.mutation.classic import RemoveMeasure
+    from qmltest.mutation.operators.classic import RemoveMeasure
 
     model = artifact.load("data/models/zfm-ra-iris")  # readout: all 4 qubits, class = state % 3
     mutant = RemoveMeasure().apply(model, Site("remove-measure", ("readout", 0)))
@@ -212,8 +212,9 @@ def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
 
 
 def test_stryker_report_schema_and_locations(small) -> None:
-    from qmltest.mutation import pipeline, stryker
-    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation import pipeline
+    from qmltest.mutation.evidence.evaluator import Data
+    from qmltest.report import stryker
 
     x = np.random.default_rng(0).uniform(0, np.pi, (8, 2))
     y = small.predict(model_probabilities(small, x))
@@ -238,7 +239,7 @@ def test_stryker_report_schema_and_locations(small) -> None:
 def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
     """The cached canonical form (patched from the original's order via the IR's `origin` or changed
     layers, per-step reprs) equals one computed from scratch for every QML and classic mutant."""
-    from qmltest.mutation.canonical import canonical
+    from qmltest.mutation.operators.canonical import canonical
 
     model = artifact.load(f"data/models/{name}")
     keys: dict = {}
@@ -270,7 +271,7 @@ def test_canonical_shortcuts_equal_a_fresh_scan(name) -> None:
     ],
 )
 def test_steps_repr_matches_repr_of_repr(steps) -> None:
-    from qmltest.mutation.canonical import _steps_repr
+    from qmltest.mutation.operators.canonical import _steps_repr
 
     text, quoted = _steps_repr(steps, {})
     assert text == repr(steps) and quoted == repr(repr(steps))
@@ -293,7 +294,7 @@ def test_ala_random_weights_are_the_scalar_draws(small) -> None:
 def test_replaced_blocks_equal_a_regrouping() -> None:
     """`edit.replaced` swaps gates inside their blocks; the result equals regrouping the new gate
     list from scratch, also when a replacement changes a gate's qubit count (the blocks regroup)."""
-    from qmltest.mutation import edit
+    from qmltest.mutation.operators import edit
 
     model = artifact.load("data/models/qcl-mnist01")
     ir = model.ir
@@ -318,7 +319,7 @@ def test_replaced_blocks_equal_a_regrouping() -> None:
 def test_root_seed_decides_the_sampled_values_and_random_weights(small) -> None:
     """APC's sampled values (exhaustive) and ALA's random weights follow the run's seed: the same
     seed gives the same mutants, another seed other draws."""
-    from qmltest.mutation import sites
+    from qmltest.mutation.operators import sites
 
     def ids(seed: int) -> list[str]:
         ops = [op for op in registry.operators("qml", ["APC", "ALA"], seed)]

@@ -9,10 +9,10 @@ import pytest
 from qiskit import qasm3
 from qiskit.circuit import Parameter, QuantumCircuit
 
-from qmltest import artifact
 from qmltest.errors import InputError
-from qmltest.mutation import registry
-from qmltest.mutation.canonical import canonical
+from qmltest.model import artifact
+from qmltest.mutation.operators import registry
+from qmltest.mutation.operators.canonical import canonical
 from qmltest.simulate.runner import model_probabilities
 
 
@@ -89,7 +89,7 @@ def test_readme_adding_an_operator_block_runs(small) -> None:
     import re
     from pathlib import Path
 
-    from qmltest.mutation.classic import CLASSIC
+    from qmltest.mutation.operators.classic import CLASSIC
 
     readme = (Path(__file__).resolve().parents[1] / "docs" / "howto" / "extend.md").read_text()
     section = readme.split("### Adding an operator", 1)[1]

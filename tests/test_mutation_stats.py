@@ -10,7 +10,7 @@ import pytest
 from conftest import random_model
 from scipy import stats as sps
 
-from qmltest.mutation import stats, votes
+from qmltest.mutation.evidence import stats, votes
 from qmltest.mutation.pipeline import null_kill_rate
 from qmltest.simulate.runner import model_probabilities
 
@@ -135,7 +135,7 @@ def test_decided_inputs_draw_nothing() -> None:
 def _wide_class_readout(rng: np.random.Generator, none: bool) -> tuple[np.ndarray, np.ndarray]:
     """Probabilities over 2^11 outcomes (past `votes.BUCKET_OUTCOMES`) and a parity readout; with
     `none`, a quarter of the outcomes carry no class (QCL-style unused states)."""
-    from qmltest import readout
+    from qmltest.model import readout
 
     states = np.arange(2**11)
     mapping = np.array([bin(s).count("1") % 2 for s in states])
@@ -150,8 +150,8 @@ def test_merged_class_buckets_give_the_full_readouts_accuracies(none: bool, iris
     """`Evaluator.reduced` merges a wide class readout's outcomes per class: the accuracy
     distribution drawn from the buckets equals the one drawn from every outcome with the same seed
     (the exact two-class path) or within sampling error (the drawn path, a none bucket)."""
-    from qmltest import artifact
-    from qmltest.mutation.evaluate import Evaluator
+    from qmltest.model import artifact
+    from qmltest.mutation.evidence.evaluator import Evaluator
 
     rng = np.random.default_rng(3)
     probs, cmat = _wide_class_readout(rng, none)
@@ -173,7 +173,7 @@ def test_one_vote_by_bucket_follows_the_exact_win_probability() -> None:
     binomial probability says: 2,000 votes on an input with P(class 0) = 0.51 and a none bucket."""
     from scipy.stats import binom
 
-    from qmltest.mutation import votes
+    from qmltest.mutation.evidence import votes
 
     q = np.array([[0.408, 0.392, 0.2]])  # class 0, class 1, no class
     merged = (np.repeat(q, 2000, axis=0), np.vstack([np.eye(2), np.zeros((1, 2))]))
@@ -187,7 +187,7 @@ def test_one_vote_by_bucket_follows_the_exact_win_probability() -> None:
 
 
 def test_blockwise_max_abs_diff_is_the_one_pass_number_exactly() -> None:
-    from qmltest.mutation.evaluate import max_abs_diff
+    from qmltest.mutation.evidence.evaluator import max_abs_diff
 
     rng = np.random.default_rng(7)
     for shape in ((100, 65536), (3, 5), (1, 1), (0, 4), (17, 4096)):
@@ -199,7 +199,7 @@ def test_blockwise_max_abs_diff_is_the_one_pass_number_exactly() -> None:
 def test_large_arrays_stay_on_the_heap_under_glibc() -> None:
     import platform
 
-    from qmltest import gctune
+    from qmltest.util import gctune
 
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         pytest.skip("mallopt is glibc's")

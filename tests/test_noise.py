@@ -145,8 +145,8 @@ def test_fake_backend_key_needs_the_hardware_extra(tmp_path, monkeypatch) -> Non
     FakeManilaV2 noise model gives normalized probabilities on a 4-qubit model."""
     import sys
 
-    from qmltest import artifact
     from qmltest.errors import InputError
+    from qmltest.model import artifact
     from qmltest.noise.config import from_dict
 
     model = artifact.load("data/models/zfm-ra-iris")

@@ -19,8 +19,8 @@ from qmltest_cli.main import app
 from threadpoolctl import threadpool_info
 from typer.testing import CliRunner
 
-from qmltest import parallel
 from qmltest.errors import InputError
+from qmltest.util import parallel
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,11 +277,11 @@ def test_resume_after_kill_9_of_the_client(tmp_path) -> None:
 
 def test_a_worker_killed_in_the_middle_of_a_mutate_run_gives_the_same_report() -> None:
     """One of two workers exits while mutants are in flight; Dask reruns its tasks elsewhere."""
-    from qmltest import artifact
     from qmltest.data import datasets
     from qmltest.evaluate import label_indices
+    from qmltest.model import artifact
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evaluate import Data
+    from qmltest.mutation.evidence.evaluator import Data
 
     model = artifact.load(MODEL)
     x, y = datasets.select("iris:test", "test", model.classes, None, 0)
@@ -314,7 +314,7 @@ def test_settle_with_collect_frees_garbage_cycles_instead_of_freezing_them() -> 
     import gc
     import weakref
 
-    from qmltest import gctune
+    from qmltest.util import gctune
 
     class Node:
         pass
@@ -400,14 +400,14 @@ def test_search_on_workers_does_not_depend_on_the_order_draws_come_back(monkeypa
     in the in-process order (cell a, step 0): the report's percentage of a mutant drawn twice."""
     import random
 
-    from qmltest import artifact
     from qmltest.data import datasets
     from qmltest.evaluate import label_indices
-    from qmltest.mutation import operators as qf_ops
+    from qmltest.model import artifact
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evaluate import Data, Evaluator
-    from qmltest.mutation.generate import Generator, Settings
-    from qmltest.mutation.scope import Scope
+    from qmltest.mutation.evidence.evaluator import Data, Evaluator
+    from qmltest.mutation.operators import quanforge as qf_ops
+    from qmltest.mutation.operators.scope import Scope
+    from qmltest.mutation.strategies.generate import Generator, Settings
 
     mutate = qf_ops.PSF.mutate
     monkeypatch.setattr(

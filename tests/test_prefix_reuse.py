@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qmltest import artifact
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import operators as qops
-from qmltest.mutation import registry, sites
-from qmltest.mutation.evaluate import Data, Evaluator
-from qmltest.mutation.scope import Scope
+from qmltest.model import artifact
+from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.operators import quanforge as qops
+from qmltest.mutation.operators import registry, sites
+from qmltest.mutation.operators.scope import Scope
 from qmltest.simulate import engine, program
 from qmltest.simulate.runner import model_probabilities
 

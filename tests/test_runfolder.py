@@ -69,7 +69,7 @@ def test_a_second_writer_is_refused_and_the_first_run_is_unharmed(tmp_path) -> N
 
 
 def test_a_held_lock_refuses_in_process(tmp_path) -> None:
-    from qmltest.runlock import RunLock
+    from qmltest.runs.lock import RunLock
 
     with RunLock(tmp_path):
         with pytest.raises(Exception, match="in use by a running qmltest"):

@@ -12,7 +12,7 @@ import pytest
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest.mutation import sampling
+from qmltest.mutation.strategies import sampling
 
 runner = CliRunner()
 QCL = str(Path(__file__).resolve().parents[1] / "data" / "models" / "qcl-mnist01")

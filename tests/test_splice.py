@@ -1,4 +1,4 @@
-"""Spliced mutant texts are Qiskit's exported texts, byte for byte (`qmltest.splice`)."""
+"""Spliced mutant texts are Qiskit's exported texts, byte for byte (`qmltest.model.splice`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from qmltest import artifact, qasm
-from qmltest.ir import to_circuit
-from qmltest.mutation import operators as qf_ops
-from qmltest.mutation import pipeline, registry, sites
-from qmltest.mutation.evaluate import Data
-from qmltest.mutation.scope import Scope
-from qmltest.splice import Splicer
+from qmltest.model import artifact, qasm
+from qmltest.model.ir import to_circuit
+from qmltest.model.splice import Splicer
+from qmltest.mutation import pipeline
+from qmltest.mutation.evidence.evaluator import Data
+from qmltest.mutation.operators import quanforge as qf_ops
+from qmltest.mutation.operators import registry, sites
+from qmltest.mutation.operators.scope import Scope
 
 ZOO = "data/models"
 

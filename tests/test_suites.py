@@ -10,9 +10,10 @@ from qiskit.circuit import Parameter, QuantumCircuit
 from qmltest_cli.main import app
 from typer.testing import CliRunner
 
-from qmltest import artifact, attacks, suites
+from qmltest import attacks, suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
+from qmltest.model import artifact
 from qmltest.simulate.runner import model_probabilities
 
 MODEL = "data/models/qcl-mnist01"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qmltest import readout
 from qmltest.errors import InputError
+from qmltest.model import readout
 from qmltest.simulate import statevector
 from qmltest.zoo import architectures as archs
 from qmltest.zoo.train import loss_and_lambda

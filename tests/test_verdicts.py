@@ -10,14 +10,18 @@ import numpy as np
 import pytest
 from scipy.stats import fisher_exact
 
-from qmltest import artifact, intervals, suites
+from qmltest import suites
 from qmltest.data import datasets
 from qmltest.evaluate import label_indices
-from qmltest.mutation import criteria, pipeline, sequential, stats, votes
-from qmltest.mutation import operators as qf_ops
-from qmltest.mutation.evaluate import Data, Evaluator
-from qmltest.mutation.scope import Scope
+from qmltest.model import artifact
+from qmltest.mutation import pipeline
+from qmltest.mutation.evidence import sequential, stats, votes
+from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.judge import killing as criteria
+from qmltest.mutation.operators import quanforge as qf_ops
+from qmltest.mutation.operators.scope import Scope
 from qmltest.simulate.runner import model_probabilities
+from qmltest.util import intervals
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 COPIES = 200

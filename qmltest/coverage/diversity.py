@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest import ir as irmod
-from qmltest.artifact import Model
 from qmltest.errors import InputError
+from qmltest.model import ir as irmod
+from qmltest.model.artifact import Model
 from qmltest.simulate import statevector
 
 

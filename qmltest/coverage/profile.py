@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qmltest import dist
 from qmltest.errors import InputError
+from qmltest.util import dist
 
 FORMAT = "qmltest.profile/1"
 BOUNDS = ("minmax", "sigma", "mad")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import labels as labels_mod
+from qmltest.data import labels as labels_mod
 from qmltest.errors import DataWarning, InputError
-from qmltest.files import readable
+from qmltest.util.files import readable
 
 BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer")
 SPLIT_SEED = 0
@@ -87,7 +87,7 @@ def _read_idx(path: Path) -> np.ndarray:
 
 
 def _labels(y: np.ndarray, path: Path) -> np.ndarray:
-    """Class labels, one per row: whole numbers or names (`qmltest.labels.column`)."""
+    """Class labels, one per row: whole numbers or names (`qmltest.data.labels.column`)."""
     return labels_mod.column(y, str(path))
 
 

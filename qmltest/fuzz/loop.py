@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from qmltest import intervals
-from qmltest.artifact import Model
 from qmltest.coverage import measure
 from qmltest.coverage.criteria import Bounds, Coverage
 from qmltest.coverage.criteria import names as criteria_names
 from qmltest.errors import InputError
 from qmltest.fuzz.mutators import Seed
+from qmltest.model.artifact import Model
 from qmltest.simulate.runner import model_probabilities
+from qmltest.util import intervals
 
 
 def guides() -> tuple[str, ...]:

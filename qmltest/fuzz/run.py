@@ -17,15 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import intervals, parallel, report
-from qmltest.artifact import Model
 from qmltest.coverage.criteria import Bounds
 from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, check_schedule, fuzz
-from qmltest.mutation.evaluate import digest, seed_of
-from qmltest.runlock import RunLock
+from qmltest.model.artifact import Model
+from qmltest.mutation.evidence.evaluator import digest, seed_of
+from qmltest.runs.lock import RunLock
 from qmltest.simulate.backends import REGISTRY
+from qmltest.util import intervals, parallel
+from qmltest.util import writers as report
 
 FORMAT = "qmltest.fuzz/1"
 

@@ -25,13 +25,13 @@ from qiskit.circuit import (
 )
 from qiskit.circuit.library import get_standard_gate_name_mapping
 
-from qmltest import artifact, qasm
-from qmltest import ir as irmod
-from qmltest import readout as ro
 from qmltest.errors import InputError
 from qmltest.interop import layers as lay
 from qmltest.interop import roundtrip
 from qmltest.interop.preprocessing import to_head, to_steps
+from qmltest.model import artifact, qasm
+from qmltest.model import ir as irmod
+from qmltest.model import readout as ro
 from qmltest.simulate import statevector
 
 _STANDARD = get_standard_gate_name_mapping()

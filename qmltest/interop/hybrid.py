@@ -2,7 +2,7 @@
 
 ``nn.Sequential(Linear, Tanh, ..., TorchConnector(qnn), Linear)``: the layers before the connector
 become manifest preprocessing steps, the connector's QNN and its trained weights the circuit, and
-one Linear after it the readout's linear head (`qmltest.readout`). Nothing imports torch here;
+one Linear after it the readout's linear head (`qmltest.model.readout`). Nothing imports torch here;
 the objects are read through their attributes.
 
 The check against the library: TorchConnector returns float32 (``torch.as_tensor(result,
@@ -19,11 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qmltest import artifact
 from qmltest.data.preprocess import input_width
 from qmltest.errors import InputError
 from qmltest.interop import roundtrip
 from qmltest.interop.qiskit_ml import from_qiskit_ml
+from qmltest.model import artifact
 
 
 def _parts(module: object) -> tuple[list, object, list]:

@@ -25,7 +25,7 @@ import math
 import re
 
 from qmltest.errors import InputError
-from qmltest.ir import LAYER_KINDS
+from qmltest.model.ir import LAYER_KINDS
 
 ROLES = ("D", "W", "C")
 

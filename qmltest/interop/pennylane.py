@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qmltest import artifact
 from qmltest.errors import InputError
 from qmltest.interop import roundtrip, sources
 from qmltest.interop.circuit import from_circuit
+from qmltest.model import artifact
 
 
 def _probes(count: int, seed: int) -> tuple[list[float], list[float]]:

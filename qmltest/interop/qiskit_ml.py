@@ -17,11 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qmltest import artifact, readout
 from qmltest.errors import InputError
 from qmltest.interop import roundtrip
 from qmltest.interop.circuit import from_circuit
 from qmltest.interop.preprocessing import to_head
+from qmltest.model import artifact, readout
 
 
 def _labels(clf: object, count: int) -> list | None:

@@ -25,7 +25,7 @@ def model_outputs(model: object, encoded: np.ndarray, per_class: bool = False) -
     """What the model reads out per input: measured-register probabilities (per_class: summed per
     class, as a SamplerQNN with an interpret returns them), or <O_j> for an expectation readout,
     or a linear head's logits over them (what a library's forward pass returns)."""
-    from qmltest import readout
+    from qmltest.model import readout
     from qmltest.simulate import engine
 
     probs = engine.probabilities(program.of_model(model), encoded)  # type: ignore[attr-defined]
@@ -50,7 +50,7 @@ def circuit_outputs(
     measurements or resets, which a statevector cannot carry)."""
     from qiskit.quantum_info import SparsePauliOp, Statevector
 
-    from qmltest import readout
+    from qmltest.model import readout
 
     body = circuit.remove_final_measurements(inplace=False)
     if any(inst.operation.name in ("measure", "reset") for inst in body.data):

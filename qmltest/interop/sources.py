@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 from qiskit.circuit import Parameter, QuantumCircuit
 
-from qmltest import qasm
 from qmltest.errors import InputError
-from qmltest.files import readable
+from qmltest.model import qasm
+from qmltest.util.files import readable
 
 FORMATS = ("qasm3", "qasm2", "qpy")
 

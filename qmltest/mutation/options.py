@@ -1,5 +1,5 @@
 """What decides a mutation run: the operator suites, strategies, defaults and the options record
-(the mutant record is `mutation.mutant`)."""
+(the mutant record is `mutation.operators.mutant`)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 from qmltest.errors import InputError
-from qmltest.mutation import criteria, sampling
-from qmltest.mutation.generate import Settings
-from qmltest.mutation.scope import Scope
+from qmltest.mutation.judge import killing as criteria
+from qmltest.mutation.operators.scope import Scope
+from qmltest.mutation.strategies import sampling
+from qmltest.mutation.strategies.generate import Settings
 
 FORMAT = "qmltest.mutation/3"
 """The report's format."""
-RUN_FORMAT = "qmltest.mutation-run/4"
-"""The run folder's format: 4 keeps one mutant record per search draw and ids from canonical forms."""
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
 STRATEGIES = ("search", "directed", "exhaustive")
 NULL_COPIES = 200

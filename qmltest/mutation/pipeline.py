@@ -25,12 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from qmltest import parallel, report
-from qmltest.artifact import Model
 from qmltest.errors import InputError
-from qmltest.mutation import precision, runfolder
-from qmltest.mutation.evaluate import Data, Evaluator
-from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipeline's public names)
+from qmltest.model.artifact import Model
+from qmltest.mutation.evidence.collect import (  # noqa: F401  (re-exported: the pipeline's public names)
     EvalShared,
     _evaluate_task,
     _finite,
@@ -42,7 +39,17 @@ from qmltest.mutation.evidence import (  # noqa: F401  (re-exported: the pipelin
     shipped,
     touched_gates,
 )
-from qmltest.mutation.mutant import Mutant  # noqa: F401  (re-exported)
+from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.judge.scoring import (  # noqa: F401
+    build_report,
+    candidate_row,
+    fixed_design,
+    null_kill_rate,
+    null_summary,
+    read_report,
+    redecide,
+)
+from qmltest.mutation.operators.mutant import Mutant  # noqa: F401  (re-exported)
 from qmltest.mutation.options import (  # noqa: F401
     DEFAULTS,
     FORMAT,
@@ -52,20 +59,15 @@ from qmltest.mutation.options import (  # noqa: F401
     Cell,
     Options,
 )
-from qmltest.mutation.reuse import Reuse
-from qmltest.mutation.runfolder import RunFolder  # noqa: F401
-from qmltest.mutation.runstate import Kept, RunState, iter_sites  # noqa: F401
-from qmltest.mutation.scoring import (  # noqa: F401
-    build_report,
-    candidate_row,
-    fixed_design,
-    null_kill_rate,
-    null_summary,
-    read_report,
-    redecide,
-)
-from qmltest.mutation.search import _operator, _search_on_workers, generate_search  # noqa: F401
-from qmltest.simulate.device import describe as describe_device
+from qmltest.mutation.strategies import precision
+from qmltest.mutation.strategies.runstate import Kept, RunState, iter_sites  # noqa: F401
+from qmltest.mutation.strategies.search import _operator, _search_on_workers, generate_search  # noqa: F401
+from qmltest.runs import folder as runfolder
+from qmltest.runs.folder import RunFolder  # noqa: F401
+from qmltest.runs.reuse import Reuse
+from qmltest.simulate.fake_device import describe as describe_device
+from qmltest.util import parallel
+from qmltest.util import writers as report
 
 # ---------------------------------------------------------------- evaluation
 

@@ -87,7 +87,7 @@ def _check_fake(name: str, source: str) -> None:
 
 
 def load(path: str | Path) -> NoiseConfig:
-    from qmltest.files import readable
+    from qmltest.util.files import readable
 
     path = readable(path, "a noise config")
     try:

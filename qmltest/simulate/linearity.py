@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qmltest import readout
+from qmltest.model import readout
 from qmltest.simulate import memory, program, statevector
 
 X = np.array([[0, 1], [1, 0]], dtype=complex)

@@ -19,7 +19,8 @@ from qiskit_aer import AerSimulator
 from qmltest.errors import InputError, SimulatorError
 from qmltest.noise import build
 from qmltest.noise.config import NoiseConfig
-from qmltest.simulate import aer, density
+from qmltest.simulate import aer_jobs as aer
+from qmltest.simulate import density
 from qmltest.simulate.memory import density_fits
 
 PREFIX_LIMIT = 0.75

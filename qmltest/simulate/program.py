@@ -15,9 +15,9 @@ from functools import cached_property
 import numpy as np
 from qiskit.circuit import Parameter, QuantumCircuit
 
-from qmltest import ir as irmod
-from qmltest import readout
 from qmltest.errors import InputError
+from qmltest.model import ir as irmod
+from qmltest.model import readout
 from qmltest.simulate import memory, statevector
 
 REGISTERS = ("readout", "all")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest import parallel
 from qmltest.errors import SimulatorError
 from qmltest.simulate import engine, program
+from qmltest.util import parallel
 
 CHUNK_INPUTS = 32
 """Inputs per task when probabilities are computed on workers (noise: ~0.1-0.3 s per input)."""

@@ -14,7 +14,7 @@ from qiskit.circuit import Parameter, ParameterExpression, QuantumCircuit
 from qiskit.quantum_info import Operator
 
 from qmltest.errors import InputError
-from qmltest.readout import state_index_map
+from qmltest.model.readout import state_index_map
 from qmltest.simulate import fusion, gates
 from qmltest.simulate.expr import evaluate
 from qmltest.simulate.kernels import apply_t

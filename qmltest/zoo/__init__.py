@@ -1,0 +1,1 @@
+"""The zoo: benchmark architectures, their training, and the catalogue of shipped models."""

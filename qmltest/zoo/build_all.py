@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from qmltest import artifact
+from qmltest.model import artifact
 from qmltest.zoo.train import train
 
 # (folder, arch, dataset, classes, per-class training samples, L-BFGS-B iterations)

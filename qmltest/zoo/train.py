@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from qmltest import artifact, qasm, readout
-from qmltest import ir as irmod
 from qmltest.data import datasets
 from qmltest.data.preprocess import amplitude_states, preprocess
 from qmltest.errors import InputError
+from qmltest.model import artifact, qasm, readout
+from qmltest.model import ir as irmod
 from qmltest.simulate import statevector
 from qmltest.simulate.runner import model_probabilities
 from qmltest.zoo import architectures as archs

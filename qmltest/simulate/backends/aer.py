@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest.simulate import aer, program
+from qmltest.simulate import aer_jobs as aer
+from qmltest.simulate import program
 from qmltest.simulate.backend import Backend, Capabilities
 
 US_PER_INPUT = 150.0

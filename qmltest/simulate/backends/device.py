@@ -1,5 +1,5 @@
 """The fake-device target (`--target fake:NAME`, `[backend] fake = NAME`): the model transpiled to
-the device and run on Aer with its noise and readout (`qmltest.simulate.device`). The registry
+the device and run on Aer with its noise and readout (`qmltest.simulate.fake_device`). The registry
 sends a device-targeting noise config here; it is not named by `--backend`."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.errors import InputError
-from qmltest.simulate import aer, program
+from qmltest.simulate import aer_jobs as aer
+from qmltest.simulate import program
 from qmltest.simulate.backend import Backend, Capabilities
 
 
@@ -20,7 +21,9 @@ class DeviceBackend(Backend):
         raise InputError("the device entry runs a fake device's noise: give --target fake:NAME")
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
-        from qmltest.simulate import device  # the fake provider and noise models: loaded for targets only
+        from qmltest.simulate import (
+            fake_device as device,  # the fake provider and noise models: loaded for targets only
+        )
 
         inputs, feats = program.bound_inputs(job, encoded)
         circuit = aer.dephased(job.circuit)[0]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.errors import InputError
-from qmltest.simulate import aer, memory, program
+from qmltest.simulate import aer_jobs as aer
+from qmltest.simulate import memory, program
 from qmltest.simulate.backend import Backend, Capabilities
 
 

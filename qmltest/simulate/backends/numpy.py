@@ -33,7 +33,8 @@ class NumpyBackend(Backend):
 
     def noisy(self, job: program.Circuit, encoded: np.ndarray, noise: object) -> np.ndarray:
         """The density-matrix engine where `noisy.numpy_applies`, else Aer's noisy path."""
-        from qmltest.simulate import aer, density, noisy  # Aer's noise module: loaded for noisy runs only
+        from qmltest.simulate import aer_jobs as aer  # Aer's noise module: loaded for noisy runs only
+        from qmltest.simulate import density, noisy
 
         inputs, feats = program.bound_inputs(job, encoded)
         circuit = aer.dephased(job.circuit)[0]

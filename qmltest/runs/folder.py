@@ -1,0 +1,201 @@
+"""The run folder: run.json (settings that decide the evidence), results.jsonl (append-only, last line
+per id wins, a torn last line cut off) and mutants/<id>/ artifacts, locked for one writer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from qmltest.model import artifact
+from qmltest.util import writers as report
+from qmltest import schemas
+from qmltest.model.artifact import Model
+from qmltest.errors import InputError
+from qmltest.runs.lock import RunLock
+from qmltest.model.splice import Splicer
+
+_OPEN: list[RunFolder] = []
+RUN_FORMAT = "qmltest.mutation-run/4"
+"""The run folder's format: 4 keeps one mutant record per search draw and ids from canonical forms."""
+FINISHED = "finished.json"
+"""Marks a run folder whose run finished: the run's identity, the log's size and the report's hash."""
+
+
+@contextmanager
+def released() -> Iterator[None]:
+    """Release the locks of the run folders opened inside the block, however it ends."""
+    before = len(_OPEN)
+    try:
+        yield
+    finally:
+        while len(_OPEN) > before:
+            _OPEN.pop().close()
+
+
+class RunFolder:
+    """Append-only results log (last line per id wins, a torn last line cut off before appending) +
+    mutant artifacts; one writer at a time (`runlock`)."""
+
+    def __init__(self, path: Path | None, fresh: bool, fingerprint: dict, original: Model) -> None:
+        self.path = path
+        self._records: dict[str, dict] | None = None if path is not None else {}
+        self._original = original
+        self._splicer: Splicer | None = None
+        self._checked: set[str] = set()
+        self._lock: RunLock | None = None
+        self.models = True  # mutant model folders saved (not for a --precision run's temporary folder)
+        if path is None:
+            return
+        if path.exists() and not path.is_dir():
+            raise InputError(f"--out {path}: exists and is not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        self._lock = RunLock(path)
+        _OPEN.append(self)
+        log, meta = path / "results.jsonl", path / "run.json"
+        if fresh:
+            log.unlink(missing_ok=True)
+            meta.unlink(missing_ok=True)
+            (path / FINISHED).unlink(missing_ok=True)
+        if log.exists() and not meta.exists():
+            raise InputError(
+                f"{path}: a run folder of an older qmltest (qmltest.mutation/1) or damaged: "
+                "use --force or another --out"
+            )
+        if meta.exists():
+            old = report.read_json(meta)
+            found = old.get("format") if isinstance(old, dict) else None
+            if found != RUN_FORMAT:
+                raise InputError(
+                    f"{path}: a run folder of format {found or 'unknown'}, this qmltest resumes {RUN_FORMAT} "
+                    "(mutant ids and records changed): use --force or another --out"
+                )
+            if old.get("fingerprint") != fingerprint:
+                raise InputError(
+                    f"{path}: made with other settings (model, data, seed, shots or repeats): "
+                    "use --force or another --out"
+                )
+        report.write_text_atomic(meta, report.to_json({"format": RUN_FORMAT, "fingerprint": fingerprint}))
+        artifact.save(original.exported(), path / "original")
+        if log.is_dir():
+            raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
+
+    @property
+    def records(self) -> dict[str, dict]:
+        """The log's records by id, read (and checked) on first use: a finished run replayed never
+        reads them (validating 3,000 records took seconds)."""
+        if self._records is None:
+            self._records = _read_log(self.path / "results.jsonl")  # type: ignore[operator]
+        return self._records
+
+    def finished(self, identity: str) -> tuple[dict, str] | None:
+        """The report (and its text) of a run with this identity that finished here, when nothing
+        has changed the folder since (results.jsonl the size it had, report.json the bytes written)."""
+        if self.path is None:
+            return None
+        try:
+            mark = json.loads((self.path / FINISHED).read_text())
+            text = (self.path / "report.json").read_text()
+            size = (self.path / "results.jsonl").stat().st_size if (self.path / "results.jsonl").exists() else 0
+        except (OSError, ValueError):
+            return None
+        if not isinstance(mark, dict) or mark.get("identity") != identity or mark.get("results_bytes") != size:
+            return None
+        if mark.get("report_sha256") != hashlib.sha256(text.encode()).hexdigest():
+            return None
+        try:
+            result = json.loads(text)
+        except ValueError:
+            return None
+        return (result, text) if isinstance(result, dict) and isinstance(result.get("meta"), dict) else None
+
+    def finish(self, identity: str, report_text: str) -> None:
+        """Mark the run of this identity finished, with the report it wrote (a re-run replays it)."""
+        if self.path is not None:
+            mark_finished(self.path, identity, report_text)
+
+    def close(self) -> None:
+        """Release the folder's lock (the run is over, or failed)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def append(self, rec: dict) -> None:
+        self.records.setdefault(rec["id"], {}).update(rec)
+        if self.path is None:
+            return
+        with open(self.path / "results.jsonl", "a") as fh:
+            fh.write(report.dumps(rec) + "\n")  # non-finite numbers as null: every line reads back
+            fh.flush()
+
+    def save_model(self, mid: str, model: Model | None) -> None:
+        """A mutant's model folder, its text spliced from the original's (`splice`; Qiskit's
+        exporter where splicing does not apply) and its manifest checked once per distinct
+        preprocessing and readout."""
+        if not self.models or self.path is None or model is None:
+            return
+        if (self.path / "mutants" / mid / "model.json").exists():
+            return
+        if not model.qasm_text:
+            if self._splicer is None:
+                self._splicer = Splicer(self._original.ir)
+            text = self._splicer.text(model.ir)
+            model = model.exported() if text is None else replace(model, qasm_text=text)
+        key = json.dumps(
+            {k: v for k, v in model.manifest.items() if k not in ("layers", "qasm_sha256")}, sort_keys=True
+        )
+        artifact.save(model, self.path / "mutants" / mid, validate=key not in self._checked)
+        self._checked.add(key)
+
+
+def _read_log(log: Path) -> dict[str, dict]:
+    """Records by id (last line per id wins); a torn last line is cut off first, a garbled line
+    skipped (its mutant is redone), a record of the wrong shape one InputError naming its field."""
+    records: dict[str, dict] = {}
+    if not log.exists():
+        return records
+    cut_torn_tail(log)
+    for n, raw in enumerate(log.read_bytes().splitlines(), 1):
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue  # an interrupted or garbled write: that mutant is simply redone
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise InputError(f"{log}: line {n} is not a mutant record: use --force or another --out")
+        if not schemas.is_valid("mutant-record", rec):  # the wrong shape is never used as evidence
+            try:
+                schemas.validate("mutant-record", rec, f"{log}: line {n}")  # names the field
+            except InputError as exc:
+                raise InputError(f"{exc}: use --force or another --out") from None
+        records.setdefault(rec["id"], {}).update(rec)
+    return records
+
+
+def mark_finished(path: Path, identity: str, report_text: str) -> None:
+    """finished.json: the run of `identity` wrote `report_text` as report.json over the log as it is now."""
+    log = path / "results.jsonl"
+    mark = {
+        "identity": identity,
+        "results_bytes": log.stat().st_size if log.exists() else 0,
+        "report_sha256": hashlib.sha256(report_text.encode()).hexdigest(),
+    }
+    report.write_text_atomic(path / FINISHED, report.to_json(mark))
+
+
+def cut_torn_tail(log: Path) -> None:
+    """A kill, ENOSPC or EFBIG can leave half a line at the end of the log: cut it off, so that the
+    next record starts on a line of its own (the half line's mutant is simply redone)."""
+    with open(log, "rb+") as fh:
+        size = fh.seek(0, 2)
+        if size == 0:
+            return
+        start = max(0, size - (1 << 20))
+        fh.seek(start)
+        tail = fh.read()
+        if tail.endswith(b"\n"):
+            return
+        cut = tail.rfind(b"\n")
+        fh.truncate(start + cut + 1 if cut >= 0 else start)
