@@ -39,6 +39,7 @@ def report(
     junit_out: Path = typer.Option(None, "--junit", help="Mutation runs: JUnit XML, survived = failure."),
     csv_out: Path = typer.Option(None, "--csv", help="Mutation runs: one row per mutant."),
     stryker_out: Path = typer.Option(None, "--stryker", help="Mutation runs: Stryker mutation-testing-report JSON."),
+    view: list[str] = typer.Option(None, "--view", help="Mutation runs: any registered format, NAME=PATH."),
 ) -> None:
     """Rebuild a report's views from its JSON alone (no simulation)."""
     data, run_dir = _load(source)
@@ -58,9 +59,14 @@ def report(
         from qmltest.report import views
 
         where = {"json": json_out, "csv": csv_out, "junit": junit_out, "stryker": stryker_out, "html": html_out}
+        for spec in view or []:
+            name, sep, path = spec.partition("=")
+            if not sep or not name or not path:
+                raise InputError(f"--view takes NAME=PATH ({', '.join(views.VIEWS)}), got '{spec}'")
+            where[name] = Path(path)
         views.write(data, run_dir, where)
         json_out = None  # written with the other views
-    elif criterion or correction or scoring or against or junit_out or csv_out or stryker_out:
+    elif criterion or correction or scoring or against or junit_out or csv_out or stryker_out or view:
         raise InputError(
             "--criterion, --correction, --scoring, --against, --junit, --csv and --stryker apply to mutation reports"
         )

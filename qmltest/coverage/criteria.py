@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from qmltest.errors import InputError
+from qmltest.util import plugins
 
 
 @dataclass(frozen=True)
@@ -201,3 +202,6 @@ class Coverage:
 
     def values(self) -> dict[str, float]:
         return {c.name: self.count[c.name] / self.state[c.name].size for c in self.criteria}
+
+
+plugins.load("qmltest.coverage")  # other packages' coverage criteria (their import registers them)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from qmltest.util import writers
+from qmltest.util import plugins, writers
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,14 @@ def write(result: dict, run_dir: Path | None, where: dict[str, Path | None], tex
             writers.write_text_atomic(path, body)
             written.append(Path(path))
     return written
+
+
+def register(view: View) -> View:
+    """Add a report format (a new name); `qmltest report RUN --view NAME=PATH` writes it."""
+    if view.name in VIEWS:
+        raise ValueError(f"report format '{view.name}' is taken")
+    VIEWS[view.name] = view
+    return view
+
+
+plugins.load("qmltest.formats")  # other packages' report formats (their import registers them)

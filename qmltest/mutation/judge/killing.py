@@ -29,6 +29,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from qmltest.util import plugins
+
 CORRECTIONS = ("none", "holm", "bh")
 SCORINGS = ("class", "plain")
 
@@ -227,3 +229,6 @@ def counts(verdicts: dict[str, dict], num_classes: int) -> dict[str, tuple[int, 
 def scores(verdicts: dict[str, dict], num_classes: int) -> dict[str, float | None]:
     """Class-level score (Eq. 4) and plain killed / total over decided, scored mutants."""
     return {k: (a / n if n else None) for k, (a, n) in counts(verdicts, num_classes).items()}
+
+
+plugins.load("qmltest.criteria")  # other packages' kill criteria (their import registers them)

@@ -22,6 +22,7 @@ from qmltest.mutation.operators import quanforge
 from qmltest.mutation.operators.classic import CLASSIC
 from qmltest.mutation.operators.qml import QML, QmlOperator, Site
 from qmltest.mutation.operators.scope import Scope, make_scope
+from qmltest.util import plugins
 
 
 class SiteWise(QmlOperator):
@@ -94,3 +95,6 @@ def operators(suite: str, wanted: list[str] | None, seed: int = 0) -> list[QmlOp
             raise InputError(f"unknown {suite} operator(s) ['{name}'] (choose from {', '.join(members)})")
         chosen.append(make(f"{suite}/{bare}", seed))
     return chosen
+
+
+plugins.load("qmltest.operators")  # other packages' operators (their import registers them)

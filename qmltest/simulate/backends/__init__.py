@@ -11,9 +11,12 @@ from qmltest.simulate.backends.aer import AerBackend
 from qmltest.simulate.backends.device import DeviceBackend
 from qmltest.simulate.backends.gpu import GpuBackend
 from qmltest.simulate.backends.numpy import NumpyBackend
+from qmltest.util import plugins
 
 REGISTRY = Registry()
 REGISTRY.register(NumpyBackend())
 REGISTRY.register(AerBackend())
 REGISTRY.register(GpuBackend())
 REGISTRY.register(DeviceBackend())
+
+plugins.load("qmltest.backends")  # other packages' backends (their import registers them here)
