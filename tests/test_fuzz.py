@@ -200,7 +200,7 @@ def test_a_run_folder_never_hands_back_another_profiles_results(iris_model, tmp_
         fewer["guides"] == campaign(model, x[:-1], y[:-1], None, wide, ["ksc"], 80, 5, tmp_path / "c", k=10)["guides"]
     )
     (tmp_path / "file").write_text("x")
-    with pytest.raises(InputError, match="exists and is not a folder"):
+    with pytest.raises(InputError, match="is a file, not a folder"):
         campaign(model, x, y, None, b, ["ksc"], 80, 5, tmp_path / "file", k=10)
 
 

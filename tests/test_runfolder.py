@@ -118,3 +118,31 @@ def test_unwritable_destinations_end_in_one_line(tmp_path, options, says) -> Non
         assert len(lines) == 1 and says in lines[0] and "Traceback" not in res.stderr
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_fuzz_and_mutate_claim_their_run_folders_through_one_module(tmp_path) -> None:
+    """Issue 58: one run-folder module (`qmltest.runs.folder.claim`) locks every command's --out: a
+    fuzz run into a folder held by another writer is refused with mutate's own line, and a file
+    given as --out is one line for both."""
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    from qmltest.runs.folder import claim
+
+    runner = CliRunner()
+    prof = tmp_path / "p.json"
+    res = runner.invoke(app, ["profile", MODEL, "--data", "iris:train", "--per-class", "3", "--out", str(prof), "-q"])
+    assert res.exit_code == 0, res.output
+    fuzz = ["fuzz", MODEL, "--profile", str(prof), "--per-class", "2", "--budget", "10", "-q"]
+    held = claim(tmp_path / "run")
+    try:
+        res = runner.invoke(app, [*fuzz, "--out", str(tmp_path / "run")])
+        assert res.exit_code == 2 and "in use by a running qmltest" in res.stderr, res.output
+        res = runner.invoke(app, [*ARGS, "--out", str(tmp_path / "run")])
+        assert res.exit_code == 2 and "in use by a running qmltest" in res.stderr, res.output
+    finally:
+        held.release()
+    (tmp_path / "file").write_text("x")
+    for args in (fuzz, ARGS):
+        res = runner.invoke(app, [*args, "--out", str(tmp_path / "file")])
+        assert res.exit_code == 2 and "is a file, not a folder" in res.stderr, res.output

@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, check_schedule, fuzz
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence.evaluator import digest, seed_of
-from qmltest.runs.lock import RunLock
+from qmltest.runs.folder import claimed
 from qmltest.simulate.backends import REGISTRY
 from qmltest.util import intervals, parallel
 from qmltest.util import writers as report
@@ -113,19 +111,6 @@ def _fuzz_task(shared: FuzzShared, item: tuple[str, int]) -> Outcome:
     )
 
 
-@contextmanager
-def locked_folder(out: Path | None) -> Iterator[None]:
-    """The campaign's run folder, if any, checked (`--out FILE` is one line) and locked for one writer."""
-    if out is None:
-        yield
-        return
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    with RunLock(out):
-        yield
-
-
 def campaign(
     model: Model,
     x: np.ndarray,
@@ -152,7 +137,7 @@ def campaign(
     saved in `out` with other settings (another profile, seeds or budget) is refused in one line,
     or with `force` run again and overwritten."""
     check_schedule(schedule)
-    with locked_folder(out):
+    with claimed(out):
         mutator = mutators.for_data(x, image_shape)
         seeds = tuple(mutators.Seed(x[i], x[i], i, int(y[i])) for i in range(len(x)))
         runs = seeds_list or [seed]

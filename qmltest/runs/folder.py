@@ -50,10 +50,7 @@ class RunFolder:
         self.models = True  # mutant model folders saved (not for a --precision run's temporary folder)
         if path is None:
             return
-        if path.exists() and not path.is_dir():
-            raise InputError(f"--out {path}: exists and is not a folder")
-        path.mkdir(parents=True, exist_ok=True)
-        self._lock = RunLock(path)
+        self._lock = claim(path)
         _OPEN.append(self)
         log, meta = path / "results.jsonl", path / "run.json"
         if fresh:
@@ -149,6 +146,24 @@ class RunFolder:
         )
         artifact.save(model, self.path / "mutants" / mid, validate=key not in self._checked)
         self._checked.add(key)
+
+
+def claim(path: Path) -> RunLock:
+    """The run folder every command writes (mutate, fuzz), made if absent and locked for this one
+    writer: a path that is something else, or a folder in use, is one line."""
+    from qmltest.util.files import folder
+
+    return RunLock(folder(path, "--out: a run folder"))
+
+
+@contextmanager
+def claimed(path: Path | None) -> Iterator[None]:
+    """`claim` for the length of a block (nothing to claim without --out)."""
+    if path is None:
+        yield
+        return
+    with claim(path):
+        yield
 
 
 def _read_log(log: Path) -> dict[str, dict]:
