@@ -15,11 +15,10 @@ from qiskit import transpile
 from qiskit_aer import AerSimulator
 
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
 from qmltest.model import ir as irmod
 from qmltest.mutation.evidence import stats
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.mutation.operators import quanforge as ops
 from qmltest.mutation.operators.scope import Scope
 from qmltest.mutation.pipeline import Options, run
@@ -52,7 +51,7 @@ def prefix_reuse(name: str) -> None:
 
     model = artifact.load(f"data/models/{name}")
     x, y = datasets.select("mnist:test", "test", model.classes, 100, 0)
-    data = Data("t", model.encode(x), label_indices(model, y), x)
+    data = Data.of("t", model, x, y)
     made, _ = sites.generate(model, registry.operators("qml", None), "directed")
     mutants = [
         g.model
@@ -136,7 +135,7 @@ def prefix_reuse(name: str) -> None:
 def main() -> None:
     model = artifact.load(MODEL)
     x, y = datasets.select("mnist", "train", model.classes, 100, 0)
-    ref = Data("ref", model.encode(x), label_indices(model, y))
+    ref = Data.of("ref", model, x, y, keep_raw=False)
     mutant_ir, _ = ops.PF().mutate(model.ir, Scope(), 0.05, np.random.default_rng(0))
     mutant = model.with_ir(mutant_ir)
     start = time.perf_counter()

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from qmltest import suites
 from qmltest.data import datasets
+from qmltest.data.labelled import Data
 from qmltest.errors import InputError
-from qmltest.evaluate import label_indices
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.judge import killing as criteria
 from qmltest.util import intervals
 
@@ -60,7 +60,7 @@ def main() -> None:
                     continue
             else:
                 continue
-            data = Data(kind, model.encode(x[idx]), label_indices(model, labels[idx]), x[idx])
+            data = Data.of(kind, model, x[idx], labels[idx])
             r = rates(model, data)
             cells = [
                 f"{s['killed']:3d}/{s['trials']} {intervals.fmt(s['rate'], s['interval'], True)}"

@@ -24,10 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.util import gctune, parallel
 
 MODEL = "data/models/qcl-mnist01"
@@ -54,7 +53,7 @@ def main(counts: list[int], per_class: int, split: str = "test") -> None:
     gctune.settle()  # as the CLI does at start-up, so the in-process baseline runs with the same collector
     model = artifact.load(MODEL)
     x, y = datasets.select(f"mnist:{split}", split, model.classes, per_class, 0)
-    suite = Data(f"mnist:{split}[{per_class}]", model.encode(x), label_indices(model, y), x)
+    suite = Data.of(f"mnist:{split}[{per_class}]", model, x, y)
     print(f"QML suite on {MODEL}, {len(y)} inputs ({per_class} per class), 1000 shots, 20 repeats")
     opts = pipeline.Options(suite="qml", shots=1000, seed=0)
     base, _ = pipeline.run(model, [suite], opts)  # warm-up: imports and caches

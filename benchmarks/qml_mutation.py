@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.mutation.operators import registry, sites
 from qmltest.util import writers as report
 
@@ -35,7 +34,7 @@ MODELS = [
 def test_data(model, dataset: str) -> Data:
     x, y = datasets.select(dataset, "test", model.classes)
     x, y = x[:: max(1, len(x) // 20)][:20], y[:: max(1, len(y) // 20)][:20]  # 20 samples, classes interleaved
-    return Data(f"{dataset}:test[20]", model.encode(x), label_indices(model, y), x)
+    return Data.of(f"{dataset}:test[20]", model, x, y)
 
 
 def main(out: Path) -> None:

@@ -12,23 +12,22 @@ import time
 
 from qmltest import suites
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.mutation.pipeline import Options, run
 
 
 def main(path: str) -> None:
     model = artifact.load(path)
     x, y = datasets.select("mnist", "train", model.classes, 100, 0)
-    ref = Data("reference", model.encode(x), label_indices(model, y))
+    ref = Data.of("reference", model, x, y, keep_raw=False)
     xs, ys = datasets.select("mnist", "all", model.classes)
     data = []
     for kind in ("hconf", "skewed", "small", "ori", "lconf"):
         idx = suites.build(model, xs, ys, kind, 100, 0)
         conf = suites.confidence(model, xs[idx], ys[idx]).mean()
         print(f"{kind:>7}: {len(idx)} inputs, mean confidence {conf:.4f}")
-        data.append(Data(kind, model.encode(xs[idx]), label_indices(model, ys[idx])))
+        data.append(Data.of(kind, model, xs[idx], ys[idx], keep_raw=False))
     start = time.perf_counter()
     res, _ = run(model, data, Options(repeats=20, shots=1000, seed=1), ref)
     effective = sum(v["effective"] for v in res["generation"]["cells"]["all"].values())

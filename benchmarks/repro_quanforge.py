@@ -20,10 +20,9 @@ from repro_common import (
 
 from qmltest import suites
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.simulate import engine
 from qmltest.simulate.runner import model_probabilities
 from qmltest.util import parallel
@@ -51,7 +50,7 @@ def _reference_and_suites(
     mutants are effective; the suites score them). Per kind (size, mean confidence of the true class);
     OOD draws from the digits the model does not classify."""
     ds, ref_idx = datasets.select_indices("mnist", "train", model.classes, ref_per_class, 0)
-    ref = Data("reference", model.encode(ds.x[ref_idx]), label_indices(model, ds.y[ref_idx]))
+    ref = Data.of("reference", model, ds.x[ref_idx], ds.y[ref_idx], keep_raw=False)
     inside = np.setdiff1d(np.flatnonzero(np.isin(ds.y, model.classes)), ref_idx)
     others = ds.x[~np.isin(ds.y, model.classes)]
     bounds = (float(min(0.0, ds.x.min())), float(ds.x.max()))
@@ -61,7 +60,7 @@ def _reference_and_suites(
             model, ds.x[inside], ds.y[inside], kind, per_class, 0, bounds, others, ds.image_shape
         )
         conf[kind] = (len(sy), float(suites.confidence(model, sx, sy).mean()))
-        data.append(Data(kind, model.encode(sx), label_indices(model, sy)))
+        data.append(Data.of(kind, model, sx, sy, keep_raw=False))
     return ref, data, conf
 
 

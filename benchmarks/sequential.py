@@ -17,10 +17,9 @@ import time
 
 from qmltest import suites
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.util import intervals
 
 REPEATS, SHOTS = 20, 1000
@@ -29,12 +28,12 @@ REPEATS, SHOTS = 20, 1000
 def main(path: str) -> None:
     model = artifact.load(path)
     x, y = datasets.select("mnist", "train", model.classes, 100, 0)
-    ref = Data("reference", model.encode(x), label_indices(model, y))
+    ref = Data.of("reference", model, x, y, keep_raw=False)
     xs, ys = datasets.select("mnist", "all", model.classes)
     data = []
     for kind in ("ori", "lconf"):
         idx = suites.build(model, xs, ys, kind, 100, 0)
-        data.append(Data(kind, model.encode(xs[idx]), label_indices(model, ys[idx]), xs[idx]))
+        data.append(Data.of(kind, model, xs[idx], ys[idx]))
     print(
         f"{'run':>22} {'suite':>6} {'mutants':>8} {'agree':>18} {'undecided':>9} "
         f"{'fixed shots':>13} {'sequential':>13} {'saved':>7}"

@@ -600,11 +600,10 @@ def list_mutants(model: Source, *, rows: bool = False, manifest: str | Path | No
 
 def suite_data(spec: str, model: Model, per_class: int | None, seed: int) -> Any:
     """'mnist:train' (builtin and split) or a file, as the mutation pipeline's data (labels as class indices)."""
-    from qmltest.evaluate import label_indices
-    from qmltest.mutation.evidence.evaluator import Data
+    from qmltest.data.labelled import Data
 
     x, y = datasets.select(spec, "test", model.classes, per_class, seed)
-    return Data(spec, model.encode(x), label_indices(model, y), x)
+    return Data.of(spec, model, x, y)
 
 
 def scan_cells(scan: str | None, base: Any, model: Model) -> list:

@@ -15,10 +15,10 @@ from qmltest.data.preprocess import preprocess, vjp
 from qmltest.errors import InputError, QmlTestError
 from qmltest.model import readout
 from qmltest.model.artifact import Model
-from qmltest.mutation.evidence.evaluator import seed_of
 from qmltest.simulate import engine, program, statevector
 from qmltest.simulate.runner import model_probabilities
 from qmltest.util import parallel
+from qmltest.util.seeds import seed_of
 from qmltest.zoo.train import loss_and_lambda
 
 METHODS = ("fgsm", "jsma", "dlfuzz", "quantest", "random")

@@ -64,7 +64,7 @@ def test_mutation_records_and_uses_the_backend(iris_model, tmp_path) -> None:
     probabilities equal numpy's to 1e-9, so exact runs give the same verdicts."""
     model = artifact.load(iris_model)
     x = np.random.default_rng(0).uniform(0, 1, (10, 4))
-    from qmltest.mutation.evidence.evaluator import Data
+    from qmltest.data.labelled import Data
 
     data = Data("d", model.encode(x), np.zeros(10, int), x)
     a = Evaluator(model, 5, None, 0, backend="aer")
@@ -287,7 +287,7 @@ def test_prefetch_keeps_one_batch_within_its_budget(monkeypatch) -> None:
     """What a batch prefetched and nobody read is dropped by the next batch; past PREFETCH_BYTES the
     rest run one by one (nothing held)."""
     from qmltest.data import datasets
-    from qmltest.mutation.evidence.evaluator import Data
+    from qmltest.data.labelled import Data
     from qmltest.mutation.operators import registry, sites
 
     _on_numpy(monkeypatch)

@@ -126,19 +126,18 @@ def test_lconf_suite_scores_above_hconf_on_shipped_qcl() -> None:
     """QuanForge Table 3 direction on the shipped MNIST 0/1 QCL model."""
     from qmltest import suites
     from qmltest.data import datasets
-    from qmltest.evaluate import label_indices
+    from qmltest.data.labelled import Data
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evidence.evaluator import Data
     from qmltest.zoo.catalog import MODELS_DIR
 
     model = artifact.load(MODELS_DIR / "qcl-mnist01")
     x, y = datasets.select("mnist", "train", model.classes, 50, 0)
-    ref = Data("ref", model.encode(x), label_indices(model, y))
+    ref = Data.of("ref", model, x, y, keep_raw=False)
     xt, yt = datasets.select("mnist", "all", model.classes)
     data = []
     for kind in ("hconf", "lconf"):
         idx = suites.build(model, xt, yt, kind, 50, 0)
-        data.append(Data(kind, model.encode(xt[idx]), label_indices(model, yt[idx])))
+        data.append(Data.of(kind, model, xt[idx], yt[idx], keep_raw=False))
     opts = pipeline.Options(operators=("PF", "GR"), seed=1)
     res, _ = pipeline.run(model, data, opts, ref)
     scores = {k: v["mutation_score"] for k, v in res["suites"].items()}

@@ -13,10 +13,11 @@ from qiskit import QuantumCircuit
 from qiskit.circuit import Parameter
 from qiskit.circuit.library import real_amplitudes, z_feature_map, zz_feature_map
 
+from qmltest.data.labelled import Data
 from qmltest.interop import from_circuit
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators.qml import DFC
 from qmltest.simulate import engine, linearity, program
 from qmltest.simulate.backends import REGISTRY

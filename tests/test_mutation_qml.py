@@ -156,8 +156,8 @@ def test_directed_qml_at_least_5x_fewer_than_exhaustive_add_gate() -> None:
 
 
 def test_incompetent_and_equivalent_are_not_scored(small) -> None:
+    from qmltest.data.labelled import Data
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evidence.evaluator import Data
 
     x = np.random.default_rng(0).uniform(0, np.pi, (12, 2))
     y = small.predict(model_probabilities(small, x))
@@ -212,8 +212,8 @@ def test_remove_readout_measure_keeps_states_with_bit_zero() -> None:
 
 
 def test_stryker_report_schema_and_locations(small) -> None:
+    from qmltest.data.labelled import Data
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evidence.evaluator import Data
     from qmltest.report import stryker
 
     x = np.random.default_rng(0).uniform(0, np.pi, (8, 2))

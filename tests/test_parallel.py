@@ -278,14 +278,13 @@ def test_resume_after_kill_9_of_the_client(tmp_path) -> None:
 def test_a_worker_killed_in_the_middle_of_a_mutate_run_gives_the_same_report() -> None:
     """One of two workers exits while mutants are in flight; Dask reruns its tasks elsewhere."""
     from qmltest.data import datasets
-    from qmltest.evaluate import label_indices
+    from qmltest.data.labelled import Data
     from qmltest.model import artifact
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evidence.evaluator import Data
 
     model = artifact.load(MODEL)
     x, y = datasets.select("iris:test", "test", model.classes, None, 0)
-    suite = Data("iris:test", model.encode(x), label_indices(model, y), x)
+    suite = Data.of("iris:test", model, x, y)
     opts = pipeline.Options(suite="qml", operators=("APC", "ALD"), shots=200, seed=4)
     expected, _ = pipeline.run(model, [suite], opts)
     where = parallel.plan(2, batch=2)
@@ -401,10 +400,10 @@ def test_search_on_workers_does_not_depend_on_the_order_draws_come_back(monkeypa
     import random
 
     from qmltest.data import datasets
-    from qmltest.evaluate import label_indices
+    from qmltest.data.labelled import Data
     from qmltest.model import artifact
     from qmltest.mutation import pipeline
-    from qmltest.mutation.evidence.evaluator import Data, Evaluator
+    from qmltest.mutation.evidence.evaluator import Evaluator
     from qmltest.mutation.operators import quanforge as qf_ops
     from qmltest.mutation.operators.scope import Scope
     from qmltest.mutation.strategies.generate import Generator, Settings
@@ -423,7 +422,7 @@ def test_search_on_workers_does_not_depend_on_the_order_draws_come_back(monkeypa
     monkeypatch.setattr(parallel, "run_feedback", shuffled)
     model = artifact.load(MODEL)
     x, y = datasets.select("iris:train", "train", model.classes, 20, 0)
-    ref = Data("ref", model.encode(x), label_indices(model, y), x)
+    ref = Data.of("ref", model, x, y)
     opts = pipeline.Options(suite="quanforge", operators=("PSF",), repeats=10, seed=0, settings=Settings(k_max=2))
     opts = opts.resolved()
     evaluator = Evaluator(model, opts.repeats, opts.shots, opts.seed, None)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
-from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators import quanforge as qops
 from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.operators.scope import Scope
@@ -32,7 +32,7 @@ def _mutants(model: artifact.Model) -> list[artifact.Model]:
 def _data(name: str, dataset: str) -> tuple[artifact.Model, Data]:
     model = artifact.load(f"data/models/{name}")
     x, y = datasets.select(f"{dataset}:test", "test", model.classes, 10, 0)
-    return model, Data("t", model.encode(x), label_indices(model, y), x)
+    return model, Data.of("t", model, x, y)
 
 
 @pytest.mark.parametrize("name, dataset", [("qcl-mnist01", "mnist"), ("zfm-ra-iris", "iris")])

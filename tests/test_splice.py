@@ -7,11 +7,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from qmltest.data.labelled import Data
 from qmltest.model import artifact, qasm
 from qmltest.model.ir import to_circuit
 from qmltest.model.splice import Splicer
 from qmltest.mutation import pipeline
-from qmltest.mutation.evidence.evaluator import Data
 from qmltest.mutation.operators import quanforge as qf_ops
 from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.operators.scope import Scope

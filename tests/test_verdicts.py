@@ -12,11 +12,11 @@ from scipy.stats import fisher_exact
 
 from qmltest import suites
 from qmltest.data import datasets
-from qmltest.evaluate import label_indices
+from qmltest.data.labelled import Data
 from qmltest.model import artifact
 from qmltest.mutation import pipeline
 from qmltest.mutation.evidence import sequential, stats, votes
-from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.judge import killing as criteria
 from qmltest.mutation.operators import quanforge as qf_ops
 from qmltest.mutation.operators.scope import Scope
@@ -76,7 +76,7 @@ def _suite(model_name: str, spec: str, kind: str | None, per_class: int) -> tupl
     if kind:
         idx = suites.build(model, x, labels, kind, per_class, 0)
         x, labels = x[idx], labels[idx]
-    return model, Data(f"{spec}/{kind}", model.encode(x), label_indices(model, labels), x)
+    return model, Data.of(f"{spec}/{kind}", model, x, labels)
 
 
 def _null_kills(model: artifact.Model, data: Data, opts: pipeline.Options) -> dict[tuple[str, str], tuple[int, int]]:

@@ -16,15 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from qmltest.coverage.criteria import Bounds
+from qmltest.data.labelled import digest
 from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, check_schedule, fuzz
 from qmltest.model.artifact import Model
-from qmltest.mutation.evidence.evaluator import digest, seed_of
 from qmltest.runs.folder import claimed
 from qmltest.simulate.backends import REGISTRY
 from qmltest.util import intervals, parallel
 from qmltest.util import writers as report
+from qmltest.util.seeds import seed_of
 
 FORMAT = "qmltest.fuzz/1"
 

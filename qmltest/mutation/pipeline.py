@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qmltest.data.labelled import Data
 from qmltest.errors import InputError
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence.collect import (  # noqa: F401  (re-exported: the pipeline's public names)
@@ -39,7 +40,7 @@ from qmltest.mutation.evidence.collect import (  # noqa: F401  (re-exported: the
     shipped,
     touched_gates,
 )
-from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.judge.scoring import (  # noqa: F401
     build_report,
     candidate_row,

@@ -9,16 +9,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from qmltest.data.labelled import Data
 from qmltest.errors import QmlTestError
 from qmltest.model import readout
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence import sequential, stats, votes
-from qmltest.mutation.evidence.evaluator import Data, Evaluator, seed_of
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.judge import killing as criteria
 from qmltest.mutation.operators import delta as delta_mod
 from qmltest.mutation.operators.mutant import Mutant
 from qmltest.mutation.options import NULL_COPIES, Options
 from qmltest.util.parallel import TaskError
+from qmltest.util.seeds import seed_of
 
 
 def _finite(x: float) -> float | None:

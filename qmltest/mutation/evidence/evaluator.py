@@ -8,20 +8,20 @@ is detected exactly before any sampling.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from qmltest.data.labelled import Data
 from qmltest.errors import InputError, QmlTestError
 from qmltest.model import readout
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence import stats
 from qmltest.simulate import engine, linearity, program, resume
 from qmltest.simulate.backends import REGISTRY
+from qmltest.util.seeds import seed_of
 
 EQUIVALENCE_TOL = 1e-10
 DIFF_BLOCK_BYTES = 2**21
@@ -32,39 +32,6 @@ def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
     cache (100 inputs x 2^16 outcomes: 5.4 ms against 46 ms in one pass); the same number exactly."""
     rows = max(1, DIFF_BLOCK_BYTES // max(1, a[:1].nbytes))
     return max((float(np.max(np.abs(a[i : i + rows] - b[i : i + rows]))) for i in range(0, len(a), rows)), default=0.0)
-
-
-def seed_of(*parts: object) -> list[int]:
-    """A stable seed sequence from strings/ints (no Python hash randomization)."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-
-
-def digest(*arrays: np.ndarray) -> str:
-    """sha256 of arrays' dtypes, shapes and bytes: a content key for data sets and profiles."""
-    h = hashlib.sha256()
-    for arr in arrays:
-        a = np.ascontiguousarray(arr)
-        h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
-@dataclass(frozen=True)
-class Data:
-    """Inputs already encoded for the model, with class indices."""
-
-    name: str
-    encoded: np.ndarray
-    y: np.ndarray
-    raw: np.ndarray | None = None  # kept for mutants that change the preprocessing (DFC)
-
-    @cached_property
-    def fingerprint(self) -> str:
-        """Content key: two suites drawn from one file (same name, other rows) never share a cache entry.
-
-        Cached: hashing 200 raw MNIST rows on every lookup took 23% of a mutant's evaluation."""
-        return digest(self.encoded, self.y, *(() if self.raw is None else (self.raw,)))
 
 
 class Evaluator:

@@ -10,13 +10,13 @@ import numpy as np
 from qmltest.errors import InputError
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence import stats
-from qmltest.mutation.evidence.evaluator import seed_of
 from qmltest.mutation.judge import killing as criteria
 from qmltest.mutation.operators.mutant import Mutant
 from qmltest.mutation.options import FORMAT
 from qmltest.mutation.strategies import sampling
 from qmltest.util import intervals
 from qmltest.util import writers as report
+from qmltest.util.seeds import seed_of
 
 
 def candidate_row(c: Mutant) -> dict:

@@ -22,12 +22,14 @@ from functools import cached_property
 
 import numpy as np
 
+from qmltest.data.labelled import Data
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence import stats
-from qmltest.mutation.evidence.evaluator import Data, Evaluator, seed_of
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators.mutant import Mutant, content, mutant_id
 from qmltest.mutation.operators.quanforge import Operator
 from qmltest.mutation.operators.scope import Scope
+from qmltest.util.seeds import seed_of
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
+from qmltest.data.labelled import Data
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence.collect import null_copies, shipped, touched_gates
-from qmltest.mutation.evidence.evaluator import Data, Evaluator
+from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.operators.mutant import Mutant
 from qmltest.mutation.operators.scope import Scope

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qmltest.errors import InputError
-from qmltest.mutation.evidence.evaluator import seed_of
+from qmltest.util.seeds import seed_of
 
 Z95 = 1.959963984540054
 
