@@ -36,4 +36,6 @@ def cli_command(args: list[str], pythonpath: Path | None) -> tuple[str, dict]:
 def remove(folder: Path, *sides: str) -> None:
     """Remove the worktrees made under `folder`."""
     for side in sides:
+        if not (folder / side).exists():  # a side run from this tree has no worktree
+            continue
         subprocess.run(["git", "worktree", "remove", "--force", str(folder / side)], cwd=ROOT, check=False)

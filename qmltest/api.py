@@ -701,8 +701,8 @@ def mutate(
         changed=None if changed_since is None else reuse_mod.changed_gates(load(changed_since).ir, m.ir),
         shard=reuse_mod.parse_shard(shard),
     )
-    plan = precision_mod.projection(m, suites, opts, backend)
-    if plan and announce is not None:
+    plan = None if announce is None else precision_mod.projection(m, suites, opts, backend)
+    if plan and announce is not None:  # planning every site costs time: only when it is shown
         announce(plan)
     folder = None if out is None else Path(out)
     result, timing = pipeline.run(
