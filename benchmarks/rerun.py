@@ -57,7 +57,7 @@ def cut_half(folder: Path) -> None:
 
 def measure(a: argparse.Namespace, per_class: int) -> list[str]:
     """The three timings for one suite size, as table lines."""
-    base = [QMLTEST, "mutate", a.model, "--suite", "qml", "--test", a.data, "--per-class", str(per_class)]
+    base = [QMLTEST, "mutate", a.model, "--family", a.family, "--test", a.data, "--per-class", str(per_class)]
     base += ["--seed", "1", "-q"]
     rows: dict[str, list[tuple[float, float]]] = {"whole run": [], "finished run again": [], "resume after a kill": []}
     with tempfile.TemporaryDirectory(prefix="qmltest-rerun-") as tmp:
@@ -89,11 +89,12 @@ def main() -> None:
     ap.add_argument("--data", default="mnist:train")
     ap.add_argument("--per-class", default="25,400", help="Suite sizes, comma-separated.")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--family", default="qml", help="Operator family (qml, classic, quanforge).")
     ap.add_argument("--out", default=str(ROOT / "results/bench/rerun.txt"))
     a = ap.parse_args()
     lines = [
-        f"# {Path(a.model).name}, qml suite; {os.cpu_count()} cores; {a.rounds} rounds in turn, each command a"
-        " fresh process; medians; every round's reports equal byte for byte (less the command line)",
+        f"# {Path(a.model).name}, {a.family} operators; {os.cpu_count()} cores; {a.rounds} rounds in turn, each"
+        " command a fresh process; medians; every round's reports equal byte for byte (less the command line)",
         f"{'':24s} {'wall s (min-max)':>24s} {'peak RSS MiB':>14s} {'of the whole run':>18s}",
     ]
     for per_class in (int(v) for v in a.per_class.split(",")):

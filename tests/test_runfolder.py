@@ -146,3 +146,22 @@ def test_fuzz_and_mutate_claim_their_run_folders_through_one_module(tmp_path) ->
     for args in (fuzz, ARGS):
         res = runner.invoke(app, [*args, "--out", str(tmp_path / "file")])
         assert res.exit_code == 2 and "is a file, not a folder" in res.stderr, res.output
+
+
+def test_a_mutant_that_makes_a_class_unreachable_is_saved_and_loads(tmp_path) -> None:
+    """remove-measure on QCNN's one readout qubit leaves a map that never predicts class 1: a
+    legitimate mutant, saved with readout.allow_unreachable (the run stopped on it with exit 2)."""
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    from qmltest.model import artifact
+
+    qcnn = str(Path(MODEL).parent / "qcnn-mnist01")
+    args = ["mutate", qcnn, "--family", "classic", "--operators", "remove-measure", "--test", "mnist:test"]
+    res = CliRunner().invoke(app, [*args, "--per-class", "2", "--null-copies", "3", "-q", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    saved = [json.loads(p.read_text()) for p in sorted((tmp_path / "r" / "mutants").glob("*/model.json"))]
+    marked = [m for m in saved if m["readout"].get("allow_unreachable")]
+    assert marked and all(set(m["readout"]["map"]) != {0, 1} for m in marked)
+    for folder in (tmp_path / "r" / "mutants").iterdir():
+        assert artifact.load(folder).num_classes == 2

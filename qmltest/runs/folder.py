@@ -136,6 +136,7 @@ class RunFolder:
             return
         if (self.path / "mutants" / mid / "model.json").exists():
             return
+        model = _marked_unreachable(model)
         if not model.qasm_text:
             if self._splicer is None:
                 self._splicer = Splicer(self._original.ir)
@@ -146,6 +147,18 @@ class RunFolder:
         )
         artifact.save(model, self.path / "mutants" / mid, validate=key not in self._checked)
         self._checked.add(key)
+
+
+def _marked_unreachable(model: Model) -> Model:
+    """A mutant whose readout map no longer predicts some class (a classic measurement operator
+    can do that) saved with `readout.allow_unreachable`, as the manifest asks: it is a legitimate
+    mutant, and its folder must load back (the run used to stop on it with exit 2)."""
+    ro = model.manifest.get("readout", {})
+    if "map" not in ro or ro.get("allow_unreachable"):
+        return model
+    if all(c in ro["map"] for c in range(len(model.manifest.get("classes", [])))):
+        return model
+    return model.with_manifest(readout=dict(ro, allow_unreachable=True))
 
 
 def claim(path: Path) -> RunLock:
