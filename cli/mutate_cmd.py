@@ -25,6 +25,7 @@ from rich.table import Table
 
 from qmltest import api
 from qmltest.api import check_range
+from qmltest.model.artifact import Model
 from qmltest.mutation import pipeline
 from qmltest.mutation.evidence.stats import hoeffding_shots
 from qmltest.mutation.options import OPERATOR_SUITES
@@ -257,7 +258,7 @@ def mutate(
         announce = None if quiet else _announce
         with progress_bar("mutating", None, quiet) as advance:
             res = api.mutate(model, progress=advance, announce=announce, command=command_line(), **kw)
-        _write_reports(res.data, res.to_json(), kw["out"], **reports)
+        _write_reports(model, res.data, res.to_json(), kw["out"], **reports)
     if not quiet and str(reports["json_out"]) != "-":
         render(res.data, res.timing)
     for line in res.data["warnings"]:
@@ -291,9 +292,9 @@ def _listing(model_path: Path, rows: bool, json_out: Path | None, kw: dict) -> N
     out.print(f"{'total':>14} {sum(listing['counts'].values()):8d}  ({listing['strategy']})")
 
 
-def _write_reports(result: dict, text: str, out_dir: Path | None, **reports: Path | None) -> None:
+def _write_reports(model: Model, result: dict, text: str, out_dir: Path | None, **reports: Path | None) -> None:
     """Every report the options ask for, from one finished result and its run folder (`views`)."""
-    views.write(result, out_dir, {k.removesuffix("_out"): v for k, v in reports.items()}, text)
+    views.write(result, out_dir, {k.removesuffix("_out"): v for k, v in reports.items()}, text, model)
 
 
 def gate(result: dict, bar: float, lower: bool) -> None:

@@ -163,9 +163,7 @@ def _run(
     data["mutants"] = [candidate_row(c) for c in state.cands]
     result = build_report(data, opts.criterion, opts.correction, opts.scoring)
     if out is not None:
-        text = report.to_json(result)
-        report.write_text_atomic(out / "report.json", text)
-        folder.finish(identity, text)
+        runfolder.write_report(out, identity, result)
     n_eval = sum(c.status == "scored" for c in state.cands)
     timing = {
         "generation_seconds": state.gen_seconds,
@@ -204,9 +202,7 @@ def _replayed(
     its text rides along in the timing (`report_text`), so --json writes it without encoding again."""
     if result["meta"].get("command") != list(command or []):
         result["meta"]["command"] = list(command or [])
-        text = report.to_json(result)
-        report.write_text_atomic(folder.path / "report.json", text)  # type: ignore[operator]
-        folder.finish(identity, text)
+        text = runfolder.write_report(folder.path, identity, result)  # type: ignore[arg-type]
     scored = sum(m.get("status") == "scored" for m in result.get("mutants", []))
     timing = {
         "generation_seconds": 0.0,

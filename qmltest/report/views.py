@@ -12,8 +12,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qmltest.util import plugins, writers
+
+if TYPE_CHECKING:
+    from qmltest.model.artifact import Model
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,7 @@ class View:
     help: str
     make: Callable[..., object]
     folder: bool = False
+    stryker: bool = False  # make also takes the run's Stryker document (built once per write)
 
 
 def _json(result: dict, run_dir: Path | None) -> str:
@@ -52,25 +57,25 @@ def _junit(result: dict, run_dir: Path | None) -> str:
     return junit.mutation(result)
 
 
-def stryker_doc(result: dict, run_dir: Path | None) -> dict | None:
-    """The Stryker report (schemaVersion 2) of a run: the original model as the run folder saved
-    it (or as the report names it, without a folder), the QASM file keyed by the path the user gave."""
+def stryker_doc(result: dict, run_dir: Path | None, original: Model | None = None) -> dict | None:
+    """The Stryker report (schemaVersion 2) of a run: the original model (`original`, or as the
+    run folder saved it, or as the report names it), the QASM file keyed by the path the user gave."""
     from qmltest.model import artifact
     from qmltest.report import stryker
 
     source = str(result["meta"]["model"])
-    if run_dir is not None and (Path(run_dir) / "original" / "model.qasm").exists():
-        original = artifact.load(Path(run_dir) / "original")
-    elif Path(source).exists():
+    saved = None if run_dir is None else Path(run_dir) / "original"
+    if original is None and saved is not None and (saved / "model.qasm").exists():
+        original = artifact.load(saved)
+    elif original is None and Path(source).exists():
         original = artifact.load(source)
-    else:
+    if original is None:
         return None
     key = os.path.relpath(source if Path(source).suffix == ".qasm" else str(Path(source) / "model.qasm"))
     return stryker.report(original, key, result, run_dir)
 
 
-def _stryker(result: dict, run_dir: Path | None) -> str:
-    doc = stryker_doc(result, run_dir)
+def _stryker(result: dict, run_dir: Path | None, doc: dict | None) -> str:
     if doc is None:
         from qmltest.errors import InputError
 
@@ -78,10 +83,10 @@ def _stryker(result: dict, run_dir: Path | None) -> str:
     return writers.to_json(doc)
 
 
-def _html(result: dict, run_dir: Path | None, folder: Path) -> Path:
+def _html(result: dict, run_dir: Path | None, folder: Path, doc: dict | None) -> Path:
     from qmltest.report.html import mutation
 
-    return mutation.write(result, run_dir, folder, stryker_doc(result, run_dir))
+    return mutation.write(result, run_dir, folder, doc)
 
 
 VIEWS: dict[str, View] = {
@@ -90,29 +95,37 @@ VIEWS: dict[str, View] = {
         View("json", "The JSON report ('-' for stdout).", _json),
         View("csv", "One row per mutant: operator, site, status, kills per suite.", _csv),
         View("junit", "JUnit XML: a testcase per mutant, survived = failure.", _junit),
-        View("stryker", "Stryker mutation-testing-report JSON (schema 2) for its HTML viewer.", _stryker),
-        View("html", "HTML report folder (plots, the Stryker viewer embedded).", _html, folder=True),
+        View("stryker", "Stryker mutation-testing-report JSON (schema 2) for its HTML viewer.", _stryker, stryker=True),
+        View("html", "HTML report folder (plots, the Stryker viewer embedded).", _html, folder=True, stryker=True),
     )
 }
 
 
-def write(result: dict, run_dir: Path | None, where: dict[str, Path | None], text: str | None = None) -> list[Path]:
+def write(
+    result: dict,
+    run_dir: Path | None,
+    where: dict[str, Path | None],
+    text: str | None = None,
+    original: Model | None = None,
+) -> list[Path]:
     """Write each view named in `where` (name -> path; None skips it); `text`: the JSON already
-    encoded (a replayed run). Returns the paths written (an HTML view: its index.html)."""
+    encoded (a replayed run); `original`: the model in memory (mutate has it: not parsed again).
+    The Stryker document is built once for every view that needs it. Returns the paths written
+    (an HTML view: its index.html)."""
     from qmltest.errors import InputError
 
     unknown = sorted(set(where) - set(VIEWS))
     if unknown:
         raise InputError(f"unknown report format(s) {', '.join(unknown)} (known: {', '.join(VIEWS)})")
+    chosen = [(VIEWS[name], path) for name, path in where.items() if path is not None]
+    doc = stryker_doc(result, run_dir, original) if any(v.stryker for v, _ in chosen) else None
     written = []
-    for name, path in where.items():
-        if path is None:
-            continue
-        view = VIEWS[name]
+    for view, path in chosen:
+        extra = (doc,) if view.stryker else ()
         if view.folder:
-            written.append(Path(str(view.make(result, run_dir, Path(path)))))
+            written.append(Path(str(view.make(result, run_dir, Path(path), *extra))))
             continue
-        body = text if (name == "json" and text is not None) else str(view.make(result, run_dir))
+        body = text if (view.name == "json" and text is not None) else str(view.make(result, run_dir, *extra))
         if str(path) == "-":
             import sys
 

@@ -96,7 +96,7 @@ class RunFolder:
         try:
             mark = json.loads((self.path / FINISHED).read_text())
             text = (self.path / "report.json").read_text()
-            size = (self.path / "results.jsonl").stat().st_size if (self.path / "results.jsonl").exists() else 0
+            size = _log_bytes(self.path)
         except (OSError, ValueError):
             return None
         if not isinstance(mark, dict) or mark.get("identity") != identity or mark.get("results_bytes") != size:
@@ -108,11 +108,6 @@ class RunFolder:
         except ValueError:
             return None
         return (result, text) if isinstance(result, dict) and isinstance(result.get("meta"), dict) else None
-
-    def finish(self, identity: str, report_text: str) -> None:
-        """Mark the run of this identity finished, with the report it wrote (a re-run replays it)."""
-        if self.path is not None:
-            mark_finished(self.path, identity, report_text)
 
     def close(self) -> None:
         """Release the folder's lock (the run is over, or failed)."""
@@ -202,15 +197,24 @@ def _read_log(log: Path) -> dict[str, dict]:
     return records
 
 
-def mark_finished(path: Path, identity: str, report_text: str) -> None:
-    """finished.json: the run of `identity` wrote `report_text` as report.json over the log as it is now."""
+def _log_bytes(path: Path) -> int:
+    """The size of a run folder's results.jsonl (0 before its first record)."""
     log = path / "results.jsonl"
+    return log.stat().st_size if log.exists() else 0
+
+
+def write_report(path: Path, identity: str, result: dict) -> str:
+    """report.json of the run of `identity`, and finished.json marking it finished over the log as
+    it is now (a re-run with the same identity replays this report); the report's text."""
+    text = report.to_json(result)
+    report.write_text_atomic(path / "report.json", text)
     mark = {
         "identity": identity,
-        "results_bytes": log.stat().st_size if log.exists() else 0,
-        "report_sha256": hashlib.sha256(report_text.encode()).hexdigest(),
+        "results_bytes": _log_bytes(path),
+        "report_sha256": hashlib.sha256(text.encode()).hexdigest(),
     }
     report.write_text_atomic(path / FINISHED, report.to_json(mark))
+    return text
 
 
 def cut_torn_tail(log: Path) -> None:

@@ -103,17 +103,14 @@ def put(cache: Path, k: str, rec: dict) -> None:
 def folder(cache: Path | str) -> Path:
     """The cache folder, checked: a path that exists and is not a folder is one InputError (a
     file given as --cache used to read as an empty cache)."""
-    from qmltest.util.files import kind, shown
+    from qmltest.util.files import other_than_folder, shown
 
     cache = Path(cache)
     try:
-        mode = cache.stat().st_mode
-    except FileNotFoundError:
-        return cache
+        what = other_than_folder(cache)
     except OSError as exc:
         raise InputError(f"--cache {shown(cache)}: {exc.strerror or exc}") from None
-    if not cache.is_dir():
-        what = "a file" if cache.is_file() else kind(mode)
+    if what is not None:
         raise InputError(f"--cache {shown(cache)}: is {what}, not a cache folder")
     return cache
 

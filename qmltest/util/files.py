@@ -83,14 +83,25 @@ def destination(path: str | Path) -> Path | None:
     raise InputError(f"{shown(path)}: is {kind(mode)}, not a file to write")
 
 
+def other_than_folder(path: Path) -> str | None:
+    """What `path` is when it exists and is not a folder ('a file', 'a socket', ...); None for a
+    folder or an absent path. Other stat errors propagate to the caller, which names its option."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(mode):
+        return None
+    return "a file" if stat.S_ISREG(mode) else kind(mode)
+
+
 def folder(path: str | Path, what: str = "a report folder") -> Path:
     """`path` as a folder to write into, made if absent; one InputError when it (or a part above
     it) exists and is something else (an HTML report is a folder holding index.html, not a file)."""
     path = Path(path)
     try:
-        if path.exists() and not path.is_dir():
-            mode = path.stat().st_mode
-            name = "a file" if stat.S_ISREG(mode) else kind(mode)
+        name = other_than_folder(path)
+        if name is not None:
             raise InputError(f"{shown(path)}: is {name}, not a folder ({what}: give a new or existing folder)")
         path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):

@@ -12,9 +12,9 @@ from qmltest.model.artifact import Model
 from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.options import Options
 from qmltest.mutation.strategies import sampling
+from qmltest.runs.folder import write_report
 from qmltest.simulate import program
 from qmltest.simulate.backends import REGISTRY
-from qmltest.util import writers as report
 
 Round = Callable[[int, Path, bool], tuple[dict, dict]]
 
@@ -31,13 +31,13 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
     rounds: list[dict] = []
     with contextlib.ExitStack() as stack:
         folder = out or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qmltest-precision-"))) / "run"
-        first = None
+        first: str | None = None
         while True:
             result, timing = one_round(n, folder, not rounds)
             if not rounds and timing.get("finished_before") and "rounds" in result.get("sampling", {}):
                 return result, timing  # the whole --precision run finished before: its final report
             timing.pop("report_text", None)  # a round's text: the report is changed below
-            first = first or timing.get("identity")
+            first = first or timing["identity"]
             est = result["sampling"]
             width = None if est["interval"] is None else est["interval"][1] - est["interval"][0]
             rounds.append({"sampled": est["sampled"], "interval": est["interval"], "width": width})
@@ -46,13 +46,8 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
             n = min(total, 2 * n)
     result["sampling"] = dict(result["sampling"], target_width=opts.precision, rounds=rounds)
     result["suites"][next(iter(result["suites"]))]["sampling"] = result["sampling"]
-    if out is not None:
-        text = report.to_json(result)
-        report.write_text_atomic(out / "report.json", text)
-        if first is not None:  # a re-run's first round (same identity) replays this final report
-            from qmltest.runs.folder import mark_finished
-
-            mark_finished(out, first, text)
+    if out is not None:  # a re-run's first round (its identity) replays this final report
+        write_report(out, first, result)  # type: ignore[arg-type]
     return result, timing
 
 
