@@ -63,7 +63,7 @@ def prefix_reuse(name: str) -> None:
     seconds, results = {}, {}
     for label, fuse in (("fused", True), ("prefix", False)):
         evaluator = Evaluator(model, REPEATS, SHOTS, 0)
-        evaluator.fuse = fuse
+        evaluator.sim.fuse = fuse
         evaluator.probs(mutants[0], data)  # builds the checkpoints (timed apart below)
         start = time.perf_counter()
         results[label] = [evaluator.probs(m, data) for m in mutants]

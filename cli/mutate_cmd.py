@@ -314,7 +314,7 @@ def render(result: dict, timing: dict) -> None:
     meta = result["meta"]
     pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
     gen = result["generation"]
-    if meta["options"]["strategy"] == "search":
+    if "reference" in gen:  # the search strategy's tables
         t = Table(
             title=f"QuanForge mutants (reference {gen['reference']['name']}, "
             f"original accuracy {gen['reference']['original_mean_accuracy']:.4f})"

@@ -16,6 +16,7 @@ from qmltest.model import artifact
 from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.simulate import program
 from qmltest.simulate.backends import REGISTRY
+from qmltest.simulate.compiled import Compiled
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -298,15 +299,15 @@ def test_prefetch_keeps_one_batch_within_its_budget(monkeypatch) -> None:
     mutants = [g.model for g in made if g.model is not None][:6]
     ev = Evaluator(model, 5, None, 0, backend="gpu")
     assert ev.prefetch([(mutants[:3], data)]) == 3
-    assert ev.prefetch([(mutants[3:], data)]) == 3 and len(ev._batched) == 3  # the first batch's are gone
+    assert ev.prefetch([(mutants[3:], data)]) == 3 and len(ev.sim._batched) == 3  # the first batch's are gone
     p = ev.probs(mutants[4], data)
     assert (
-        len(ev._batched) == 2
+        len(ev.sim._batched) == 2
         and np.max(np.abs(p - Evaluator(model, 5, None, 0, backend="numpy").probs(mutants[4], data))) < 1e-12
     )
     one = 8 * len(x) * 2 ** len(program.of_model(model).measured)  # one mutant's probabilities
-    monkeypatch.setattr(Evaluator, "PREFETCH_BYTES", one)
-    assert ev.prefetch([(mutants, data)]) == 0 and not ev._batched
+    monkeypatch.setattr(Compiled, "PREFETCH_BYTES", one)
+    assert ev.prefetch([(mutants, data)]) == 0 and not ev.sim._batched
 
 
 def test_readme_adding_a_backend_block_runs(iris_model, tmp_path) -> None:

@@ -21,6 +21,7 @@ from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators.qml import DFC
 from qmltest.simulate import engine, linearity, program
 from qmltest.simulate.backends import REGISTRY
+from qmltest.simulate.compiled import Compiled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from scale import make_model  # noqa: E402
@@ -112,11 +113,11 @@ def same_report(n: int, inputs: int, operators: tuple[str, ...], tmp: Path) -> N
     reports = []
     try:
         for flag in (True, False):
-            Evaluator.data_forms = flag
+            Compiled.data_forms = flag
             result, _ = pipeline.run(model, data, pipeline.Options(suite="qml", operators=operators))
             reports.append(json.dumps(result, sort_keys=True, default=str))
     finally:
-        Evaluator.data_forms = True
+        Compiled.data_forms = True
     assert reports[0] == reports[1]
     assert len(json.loads(reports[0])["mutants"]) > 100
 

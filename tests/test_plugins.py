@@ -28,6 +28,7 @@ def _block(title: str) -> str:
 
 MODULES = {
     "qmltest_demo_operator": ("qmltest.operators", "reverse", _block("Adding an operator")),
+    "qmltest_demo_strategy": ("qmltest.strategies", "first-site", _block("Adding a generation strategy")),
     "qmltest_demo_criterion": ("qmltest.criteria", "bonferroni", _block("Adding a kill criterion")),
     "qmltest_demo_coverage": ("qmltest.coverage", "midrange", _block("Adding a coverage criterion")),
     "qmltest_demo_backend": ("qmltest.backends", "qiskit-sv", _block("Adding a backend")),
@@ -66,6 +67,23 @@ def test_an_operator_from_another_package(site) -> None:
     res = qmltest(site, "mutate", MODEL, "--family", "classic", "--operators", "reverse-2q", "--list")
     assert res.returncode == 0, res.stderr
     assert re.search(r"reverse-2q\s+\d+", res.stdout), res.stdout
+
+
+def test_a_strategy_from_another_package_plans_lists_and_runs(site, tmp_path) -> None:
+    listed = qmltest(site, "mutate", MODEL, "--family", "qml", "--strategy", "first-site", "--list")
+    assert listed.returncode == 0, listed.stderr
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s*(\w+)\s+(\d+)\s*$", listed.stdout, re.M)}
+    assert counts and all(v <= 1 for v in counts.values()) and sum(counts.values()) >= 3, listed.stdout
+    res = qmltest(
+        site, "mutate", MODEL, "--family", "qml", "--strategy", "first-site", "--test", "iris:test",
+        "--null-copies", "3", "-q", "--json", "-",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["meta"]["options"]["strategy"] == "first-site"
+    assert sorted(m["operator"] for m in report["mutants"]) == sorted(k for k, v in counts.items() if v)
+    bad = qmltest(site, "mutate", MODEL, "--family", "qml", "--strategy", "nope", "--list")
+    assert bad.returncode == 2 and "first-site" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_a_backend_from_another_package_agrees_with_numpy(site) -> None:

@@ -40,7 +40,7 @@ def test_prefix_reuse_is_bit_identical(name, dataset) -> None:
     model, data = _data(name, dataset)
     mutants = _mutants(model)
     evaluator = Evaluator(model, 20, 1000, 0)
-    evaluator.fuse = False
+    evaluator.sim.fuse = False
     resumed = 0
     for mutant in mutants:
         fast = evaluator._resumed(mutant, data)
@@ -105,7 +105,7 @@ def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
     made, _ = sites.generate(model, registry.operators("qml", ["ALD", "LS", "ILS", "APC"]), "directed")
     mutants = [g.model for g in made if g.model is not None][:8]
     evaluator = Evaluator(model, 20, 1000, 0, backend="numpy")
-    evaluator.fuse = False
+    evaluator.sim.fuse = False
     resumed = 0
     for mutant in mutants:
         plain = engine.probabilities(program.of_model(mutant), data.encoded, "numpy")

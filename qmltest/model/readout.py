@@ -280,3 +280,34 @@ def marginalize(full: np.ndarray, measured: list[int], n: int) -> np.ndarray:
     for s in range(out.shape[1]):
         out[:, s] = full[:, idx == s].sum(axis=1)
     return out
+
+
+# ---------------------------------------------------------------- class readouts
+
+BUCKET_OUTCOMES = 1024
+"""Past this many readout outcomes a class readout's single vote is drawn per class bucket."""
+
+
+def is_class_readout(cmat: np.ndarray) -> bool:
+    """A 0/1 readout where every state carries at most one class (the vote is a count majority)."""
+    return bool(np.all((cmat == 0) | (cmat == 1)) and np.all(cmat.sum(axis=1) <= 1))
+
+
+def normalized(probs: np.ndarray) -> np.ndarray:
+    """Probabilities clipped at 0 and renormalized per row (rounding leaves tiny negatives)."""
+    p = np.clip(probs, 0.0, None)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
+    """Class probabilities of a class readout from state probabilities (clipped, renormalized).
+
+    Past `BUCKET_OUTCOMES` outcomes the classes are summed before the division, and the clip
+    is skipped when nothing is negative (a statevector's are not): two reads of the outcomes
+    instead of five passes and two new arrays (16 qubits, 100 inputs: 5.9 against 11 ms per
+    call). Equal up to rounding (1e-16); narrower readouts keep the arithmetic the shipped
+    results were made with."""
+    if probs.shape[1] <= BUCKET_OUTCOMES:
+        return normalized(probs) @ cmat
+    p = probs if probs.min() >= 0 else np.clip(probs, 0.0, None)
+    return (p @ cmat) / p.sum(axis=1, keepdims=True)

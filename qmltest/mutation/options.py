@@ -15,7 +15,6 @@ from qmltest.mutation.strategies.generate import Settings
 FORMAT = "qmltest.mutation/3"
 """The report's format."""
 OPERATOR_SUITES = ("quanforge", "qml", "classic")
-STRATEGIES = ("search", "directed", "exhaustive")
 NULL_COPIES = 200
 DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' own settings)
     "quanforge": ("search", "statistical", "class"),
@@ -66,7 +65,8 @@ class Options:
         return max(2, self.shots_budget // (self.shots or 1))
 
     def resolved(self) -> Options:
-        """Defaults by operator suite filled in, every choice validated (one clear error)."""
+        """Defaults by operator suite filled in, every choice validated (one clear error); the
+        strategy's own checks are `strategies.base.checked`'s."""
         if self.suite not in OPERATOR_SUITES:
             raise InputError(f"unknown operator suite '{self.suite}' (choose from {', '.join(OPERATOR_SUITES)})")
         strategy, criterion, scoring = DEFAULTS[self.suite]
@@ -78,13 +78,6 @@ class Options:
         )
         if out.criterion in criteria.REGISTRY:
             out = replace(out, correction=out.correction or criteria.REGISTRY[out.criterion].default_correction)
-        if out.strategy not in STRATEGIES:
-            raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got '{out.strategy}'")
-        if out.strategy == "search" and out.suite != "quanforge":
-            raise InputError(
-                f"--strategy search does not generate {out.suite} mutants: search (Algorithm 1) is for "
-                "the quanforge operators; directed/exhaustive site enumeration works for every suite"
-            )
         prefix = f"{out.suite}/"  # registry names (quanforge/PF) and bare ones (PF) both name an operator
         out = replace(out, operators=tuple(o[len(prefix) :] if o.startswith(prefix) else o for o in out.operators))
         for value, allowed, name in (
@@ -130,8 +123,6 @@ class Options:
         elif out.shots_budget is not None:
             raise InputError("--shots-budget applies to --sequential runs")
         sampling.check(out.sample, out.precision)
-        if (out.sample or out.precision) and out.strategy == "search":
-            raise InputError("--sample and --precision sample the site strategies; search (Algorithm 1) samples itself")
         return out
 
     def to_dict(self) -> dict:

@@ -56,12 +56,13 @@ from qmltest.mutation.options import (  # noqa: F401
     FORMAT,
     NULL_COPIES,
     OPERATOR_SUITES,
-    STRATEGIES,
     Cell,
     Options,
 )
+from qmltest.mutation.strategies import chooser as strategies
 from qmltest.mutation.strategies import precision
-from qmltest.mutation.strategies.runstate import Kept, RunState, iter_sites  # noqa: F401
+from qmltest.mutation.strategies.by_site import iter_sites  # noqa: F401
+from qmltest.mutation.strategies.runstate import Kept, RunState  # noqa: F401
 from qmltest.mutation.strategies.search import _operator, _search_on_workers, generate_search  # noqa: F401
 from qmltest.runs import folder as runfolder
 from qmltest.runs.folder import RunFolder  # noqa: F401
@@ -98,7 +99,7 @@ def run(
         if (
             reuse is not None
             and reuse.shard is not None
-            and (opts.precision is not None or opts.resolved().strategy == "search")
+            and (opts.precision is not None or not strategies.get(opts.resolved().strategy).enumerates)
         ):
             raise InputError(
                 "--shard splits the site strategies' mutants; search and --precision choose theirs as they run"
@@ -135,6 +136,7 @@ def _run(
     reuse: Reuse | None = None,
 ) -> tuple[dict, dict]:
     opts = opts.resolved()
+    strategies.checked(opts)
     suites = _checked_suites(suites, opts, reference, cells)
     kept = kept or Kept()
     if kept.evaluator is None:
@@ -221,9 +223,10 @@ def _checked_suites(suites: list[Data], opts: Options, reference: Data | None, c
     """The test suites, names made unique; options that cannot go together refused in one line."""
     if not suites:
         raise InputError("give at least one test suite to score (--test)")
-    if opts.strategy == "search" and reference is None:
-        raise InputError("the search strategy generates against reference data: give --reference")
-    if opts.strategy != "search" and cells and [c.name for c in cells] != ["all"]:
+    strategy = strategies.get(opts.strategy)
+    if strategy.needs_reference and reference is None:
+        raise InputError(f"the {strategy.name} strategy generates against reference data: give --reference")
+    if not strategy.scoped and cells and [c.name for c in cells] != ["all"]:
         raise InputError("--scan and scopes apply to the search strategy (quanforge operators)")
     names = [s.name for s in suites]
     if len(set(names)) == len(names):

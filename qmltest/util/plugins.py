@@ -1,5 +1,5 @@
-"""Extension points for other packages: an installed distribution adds an operator, a kill
-criterion, a coverage criterion, a backend or a report format through an entry point, as pytest's
+"""Extension points for other packages: an installed distribution adds an operator, a generation
+strategy, a kill criterion, a coverage criterion, a backend or a report format through an entry point, as pytest's
 `pytest11` and cosmic-ray's `cosmic_ray.operator_providers` do.
 
 An entry point names a module (or an object in one) of the plugin; loading it registers what it
@@ -16,6 +16,7 @@ import warnings
 
 GROUPS = {
     "qmltest.operators": "mutation operators",
+    "qmltest.strategies": "generation strategies",
     "qmltest.criteria": "kill criteria",
     "qmltest.coverage": "coverage criteria",
     "qmltest.backends": "simulator backends",

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from qmltest.model.readout import BUCKET_OUTCOMES, class_q, is_class_readout, normalized  # noqa: F401
 from qmltest.util import dist
 
 DECIDED = 2.0**-64
@@ -30,11 +31,6 @@ bound) is decided: w is 1 for that class and 0 for the others."""
 MONTE_CARLO_VOTES = 1 << 16
 """Votes drawn to estimate w where no exact form is implemented (four or more classes that are all
 in play on one input, or an expectation-value readout); such evidence is marked inexact."""
-
-
-def is_class_readout(cmat: np.ndarray) -> bool:
-    """A 0/1 readout where every state carries at most one class (the vote is a count majority)."""
-    return bool(np.all((cmat == 0) | (cmat == 1)) and np.all(cmat.sum(axis=1) <= 1))
 
 
 def undecided(q: np.ndarray, shots: int) -> np.ndarray:
@@ -177,26 +173,6 @@ def lower_bound(k: np.ndarray, n: int, level: float) -> np.ndarray:
     return np.where(k > 0, dist.beta_ppf(1 - level, np.maximum(k, 1e-12), n - k + 1), 0.0)
 
 
-def normalized(probs: np.ndarray) -> np.ndarray:
-    """Probabilities clipped at 0 and renormalized per row (rounding leaves tiny negatives)."""
-    p = np.clip(probs, 0.0, None)
-    return p / p.sum(axis=1, keepdims=True)
-
-
-def class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
-    """Class probabilities of a class readout from state probabilities (clipped, renormalized).
-
-    Past `BUCKET_OUTCOMES` outcomes the classes are summed before the division, and the clip
-    is skipped when nothing is negative (a statevector's are not): two reads of the outcomes
-    instead of five passes and two new arrays (16 qubits, 100 inputs: 5.9 against 11 ms per
-    call). Equal up to rounding (1e-16); narrower readouts keep the arithmetic the shipped
-    results were made with."""
-    if probs.shape[1] <= BUCKET_OUTCOMES:
-        return normalized(probs) @ cmat
-    p = probs if probs.min() >= 0 else np.clip(probs, 0.0, None)
-    return (p @ cmat) / p.sum(axis=1, keepdims=True)
-
-
 INEXACT_VOTES = 4096
 """Votes drawn for the original's w on a readout with no count-majority form (expectation values)."""
 
@@ -211,10 +187,6 @@ def original_win(
     if is_class_readout(cmat):
         return win_probability(class_q(probs, cmat), y, shots, rng)
     return draw_correct_counts(probs, y, predict, shots, INEXACT_VOTES, rng).mean(axis=0), False
-
-
-BUCKET_OUTCOMES = 1024
-"""Past this many readout outcomes a class readout's single vote is drawn per class bucket."""
 
 
 def one_vote(

@@ -81,6 +81,11 @@ class Operator:
     def applicable(self, g: Gate, ir: ModelIR) -> bool:
         return True
 
+    def site_args(self, ir: ModelIR, scope: Scope) -> list[tuple[int, ...]]:
+        """The operator's sites one at a time, each as the `chosen` list `apply` takes (a gate or an
+        insert position; PS: a pair): how the registry offers it through the one site interface."""
+        return [(i,) for i in self.sites(ir, scope)]
+
     def apply(
         self, ir: ModelIR, scope: Scope, chosen: list[int], rng: np.random.Generator
     ) -> tuple[ModelIR, list[str]]:
@@ -334,6 +339,9 @@ class PS(_ParamOp):
             for j in sites[a + 1 :]
             if categories_of(rows[i].gate.name) & categories_of(rows[j].gate.name) and value[i] != value[j]
         ]
+
+    def site_args(self, ir: ModelIR, scope: Scope) -> list[tuple[int, ...]]:
+        return self.pairs(ir, scope)
 
     def apply(self, ir, scope, chosen, rng):
         """Switch the gates of `chosen` two by two (pairs from `pairs`)."""

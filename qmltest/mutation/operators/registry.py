@@ -11,7 +11,6 @@ root seed and the site, never from the order of generation.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 
 import numpy as np
@@ -23,6 +22,7 @@ from qmltest.mutation.operators.classic import CLASSIC
 from qmltest.mutation.operators.qml import QML, QmlOperator, Site
 from qmltest.mutation.operators.scope import Scope, make_scope
 from qmltest.util import plugins
+from qmltest.util.seeds import seed_of
 
 
 class SiteWise(QmlOperator):
@@ -38,13 +38,10 @@ class SiteWise(QmlOperator):
         return make_scope(model.ir.num_qubits, None, None, None)
 
     def sites(self, model: Model, directed: bool) -> list[Site]:
-        scope = self._scope(model)
-        if isinstance(self.op, quanforge.PS):
-            return [Site(self.name, pair) for pair in self.op.pairs(model.ir, scope)]
-        return [Site(self.name, (i,)) for i in self.op.sites(model.ir, scope)]
+        return [Site(self.name, args) for args in self.op.site_args(model.ir, self._scope(model))]
 
     def apply(self, model: Model, site: Site) -> Model:
-        rng = np.random.default_rng([self.seed, zlib.crc32(site.describe().encode())])
+        rng = np.random.default_rng(seed_of(self.seed, "site", self.name, site.describe()))
         new_ir, _ = self.op.apply(model.ir, self._scope(model), list(site.args), rng)
         return model.with_ir(export=False, new_ir=new_ir)
 

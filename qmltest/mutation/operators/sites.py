@@ -86,10 +86,14 @@ def iter_generate(model: Model, planned: Plan, skipped: dict) -> Iterator[Mutant
 def count(model: Model, ops: list[QmlOperator], strategy: str, rows: list | None = None) -> dict[str, int]:
     """Mutants per operator without simulating (`--list`); directed counts after deduplication.
     With `rows` (a list), each mutant's id, operator, site and status is appended to it."""
-    planned = plan(model, ops, strategy)
-    if strategy == "exhaustive" and rows is None:
+    return tally(model, plan(model, ops, strategy), rows)
+
+
+def tally(model: Model, planned: Plan, rows: list | None = None) -> dict[str, int]:
+    """`count` over a plan made already (any enumerating strategy's)."""
+    if planned.strategy == "exhaustive" and rows is None:
         return {op.name: len(found) for op, found, _ in planned.sites}
-    totals: dict[str, int] = {op.name: 0 for op in ops}
+    totals: dict[str, int] = {op.name: 0 for op, _, _ in planned.sites}
     for m in iter_generate(model, planned, {}):  # one mutant alive at a time
         totals[m.operator] += 1
         if rows is not None:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qmltest.model.artifact import Model
-from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.options import Options
+from qmltest.mutation.strategies import chooser as strategies
 from qmltest.mutation.strategies import sampling
 from qmltest.runs.folder import write_report
 from qmltest.simulate import program
@@ -25,8 +25,7 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
     narrower than `opts.precision` or every site is in. The report is the last round's, with
     every round's size and interval. `one_round(sample, folder, first)` runs one round."""
     opts = opts.resolved()
-    ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
-    total = sites.plan(original, ops, opts.strategy).total
+    total = strategies.get(opts.strategy).plan(original, opts).total  # type: ignore[union-attr]
     n = min(total, opts.sample or sampling.FIRST_ROUND)
     rounds: list[dict] = []
     with contextlib.ExitStack() as stack:
@@ -56,10 +55,9 @@ def projection(original: Model, suites: list, opts: Options, backend: str | None
     backend's cost model per input, every mutant and null copy run from the start); None for the
     search strategy, whose mutant count is found while it runs."""
     opts = opts.resolved()
-    if opts.strategy == "search":
+    planned = strategies.get(opts.strategy).plan(original, opts)
+    if planned is None:
         return None
-    ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
-    planned = sites.plan(original, ops, opts.strategy)
     mutants = planned.total if opts.sample is None else min(planned.total, opts.sample)
     inputs = sum(len(s.y) for s in suites)
     job = program.of_model(original)

@@ -6,39 +6,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from qmltest.data.labelled import Data
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence.collect import null_copies, shipped, touched_gates
 from qmltest.mutation.evidence.evaluator import Evaluator
-from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.operators.mutant import Mutant
-from qmltest.mutation.operators.scope import Scope
 from qmltest.mutation.options import Cell, Options
-from qmltest.mutation.strategies import sampling
-from qmltest.mutation.strategies.search import generate_search
+from qmltest.mutation.strategies import chooser
 from qmltest.runs import reuse as reuse_mod
 from qmltest.runs.folder import RunFolder
 from qmltest.runs.reuse import Reuse
 from qmltest.util import parallel
 from qmltest.util.parallel import TaskError
-
-
-def iter_sites(
-    original: Model, planned: sites.Plan, progress: Callable[..., None], generation: dict
-) -> Iterator[Mutant]:
-    """Every planned site of the QML / classic operators, one mutant at a time; duplicates skipped
-    and counted in `generation` once the last one is made."""
-    skipped: dict[str, dict[str, int]] = {}
-    per_op: dict[str, dict] = {op.name: {"generated": 0, "skipped": {}} for op, _, _ in planned.sites}
-    for m in sites.iter_generate(original, planned, skipped):
-        per_op[m.operator]["generated"] += 1
-        progress(1)
-        yield m
-    for name, counts in skipped.items():
-        per_op[name]["skipped"] = counts
-    generation["cells"] = {"all": per_op}
 
 
 @dataclass
@@ -84,51 +65,11 @@ class RunState:
         self.pending: list[Mutant] = []
         self.generation: dict = {}
         self.gen_seconds = 0.0
+        self.strategy = chooser.get(opts.strategy)
 
     def _stream(self) -> tuple[Iterator[Mutant], int]:
         """The candidates of the run's strategy, and how many there will be (at most)."""
-        opts = self.opts
-        if opts.strategy == "search":
-            cells = self.cells or [Cell("all", Scope())]
-            made, found = generate_search(
-                self.original,
-                self.reference,
-                cells,
-                opts,
-                self.evaluator,
-                self.folder,
-                self.tick,
-                self.where,  # type: ignore[arg-type]
-            )
-            self.generation.update(found)
-            return iter(made), len(made)
-        ops = registry.operators(opts.suite, list(opts.operators) or None, opts.seed)
-        planned = sites.plan(self.original, ops, opts.strategy)
-        if opts.sample is not None:  # every mutant made and de-duplicated first, then a sample of them scored
-            if self.kept.made is None:  # made once for every --precision round
-                made = list(iter_sites(self.original, planned, lambda k=1, more=0: None, self.generation))
-                self.kept.made, self.kept.generation = made, dict(self.generation)
-            made, self.generation = self.kept.made, dict(self.kept.generation)
-            picked, self.generation["sampling"] = sampling.sample_mutants(made, opts.sample, opts.seed)
-            self._prepare_forms(made, picked)
-            picked = [replace(c, evidence=dict(c.evidence)) for c in picked]  # a round's own copies
-            self.tick(0, more=len(picked))
-            self.tick(len(picked))  # every one made already
-            return iter(picked), len(picked)
-        self.tick(0, more=planned.total)  # one tick per site made; duplicates come off the total at the end
-        return iter_sites(self.original, planned, self.tick, self.generation), planned.total
-
-    def _prepare_forms(self, made: list[Mutant], picked: list[Mutant]) -> None:
-        """In-process, the Gram forms of a sample's DFC mutants at once (batches would each pay
-        for the shared states). With --precision, those of the largest sample the target width
-        can need (`sampling.largest`), so forms built in the first round serve the later ones."""
-        if self.remote:
-            return  # workers hold their own evaluator and build forms per batch
-        if self.opts.precision is not None:
-            picked, _ = sampling.sample_mutants(made, sampling.largest(made, self.opts.precision), self.opts.seed)
-        models = [c.model for c in picked if c.status == "scored" and c.model is not None]
-        for s in self.suites:
-            self.evaluator.prepare_data_changes(models, s)
+        return self.strategy.stream(self)
 
     def _cache_key(self, cand: Mutant) -> str:
         return reuse_mod.key(self.fingerprint, cand.id, [s.name for s in self.suites])
@@ -194,7 +135,7 @@ class RunState:
                 yield batch
                 batch = []
             if cand is None:
-                if self.opts.strategy != "search":
+                if self.strategy.enumerates:
                     self.tick(0, more=made_count - total)  # skipped duplicates never tick
                 return
 

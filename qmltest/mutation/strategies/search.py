@@ -4,7 +4,7 @@ and cell, in-process or with its draws fanned out to workers (the feedback drive
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,9 @@ from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators import delta as delta_mod
 from qmltest.mutation.operators import quanforge as qf_ops
 from qmltest.mutation.operators.mutant import Mutant
+from qmltest.mutation.operators.scope import Scope
 from qmltest.mutation.options import Cell, Options
+from qmltest.mutation.strategies.base import Strategy, register
 from qmltest.mutation.strategies.generate import Generator, Step
 from qmltest.runs.folder import RunFolder
 from qmltest.util import parallel
@@ -226,3 +228,23 @@ def _search_summary(effective: list[Mutant], generated: list[Mutant], log: list[
         "mean_effective_accuracy": float(np.mean([m.mean_accuracy for m in effective])) if effective else None,
         "search": [s.to_dict() for s in log],
     }
+
+
+@register
+class Search(Strategy):
+    """QuanForge Algorithm 1: its mutants are found as it runs, so nothing is enumerated up front."""
+
+    name = "search"
+    description = "QuanForge Algorithm 1: binary search over the gate percentage (the quanforge default)"
+    families = ("quanforge",)
+    enumerates = False
+    needs_reference = True
+    scoped = True
+
+    def stream(self, state) -> tuple[Iterator[Mutant], int]:  # type: ignore[override]
+        cells = state.cells or [Cell("all", Scope())]
+        made, found = generate_search(
+            state.original, state.reference, cells, state.opts, state.evaluator, state.folder, state.tick, state.where
+        )
+        state.generation.update(found)
+        return iter(made), len(made)

@@ -149,7 +149,7 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
         )
     )
     gen_cells = result["generation"].get("cells", {})
-    if opts["strategy"] == "search" and gen_cells:
+    if "reference" in result["generation"] and gen_cells:  # a search run's KR / NR tables
         cells, ops = list(gen_cells), sorted({op for c in gen_cells.values() for op in c})
         html = ""
         for key in ("KR", "NR"):

@@ -1,0 +1,60 @@
+"""What every API call and command does first: load the model (a path or a loaded `Model`), name
+its default data, read the noise config or target, and check argument ranges in one line each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qmltest.errors import InputError
+from qmltest.model import artifact
+from qmltest.model.artifact import Model
+
+Source = str | Path | Model
+
+
+def check_range(name: str, value: int | float | None, low: float, high: float) -> None:
+    """One clear error for an argument outside its sensible range (before any work starts)."""
+    if value is not None and not low <= value <= high:
+        raise InputError(f"{name} must be between {low:g} and {high:g}, got {value}")
+
+
+def load(path: str | Path, manifest: str | Path | None = None) -> Model:
+    """A model folder or .qasm file (with `manifest` for a bare .qasm)."""
+    return artifact.load(Path(path), None if manifest is None else Path(manifest))
+
+
+def model_and_name(model: Source, manifest: str | Path | None = None) -> tuple[Model, str]:
+    """The model and the name reports give it (the path it was loaded from)."""
+    if isinstance(model, Model):
+        return model, str(model.source)
+    return load(model, manifest), str(model)
+
+
+def model_data(model: Model, spec: str | None, split: str, option: str) -> str:
+    """A data spec, defaulting to the model's own data set (its manifest's training set) with `split`;
+    a model that names none needs the option given (one line, exit 2)."""
+    if spec:
+        return spec
+    name = (model.manifest.get("training") or {}).get("dataset")
+    if not name:
+        raise InputError(f"{model.source}: the model names no training data set: give {option} NAME[:SPLIT] or a file")
+    return f"{name}:{split}"
+
+
+def noise_of(noise: str | Path | None, target: str | None, hardware: bool = False) -> object | None:
+    """The noise config of a noise file or a target (not both); an ibm: target only where the
+    command can spend device shots (`hardware`)."""
+    from qmltest import targets
+    from qmltest.noise.config import load as load_noise
+
+    if noise is not None and target is not None:
+        raise InputError("give --noise FILE or --target, not both (--target noise:FILE is the same as --noise FILE)")
+    if target is not None:
+        parsed = targets.parse(target)
+        if isinstance(parsed, targets.Hardware) and not hardware:
+            raise InputError(
+                f"--target {target}: real devices run `qmltest evaluate` only (this command needs many "
+                "circuits per input); test on the device's model with --target fake:NAME"
+            )
+        return parsed
+    return load_noise(Path(noise)) if noise is not None else None
