@@ -35,7 +35,7 @@ def evaluate(
     ),
     split: str = typer.Option("test", help="train, test or all."),
     manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
-    shots: int = typer.Option(1000, help="Shots per input (majority prediction)."),
+    shots: int = typer.Option(api.SHOTS, help="Shots per input (majority prediction)."),
     exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
     shots_budget: int = typer.Option(
         None,

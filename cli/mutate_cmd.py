@@ -26,12 +26,15 @@ from rich.table import Table
 from qmltest import api
 from qmltest.api import check_range
 from qmltest.model.artifact import Model
-from qmltest.mutation import pipeline
 from qmltest.mutation.evidence.stats import hoeffding_shots
-from qmltest.mutation.options import OPERATOR_SUITES
+from qmltest.mutation.options import OPERATOR_SUITES, Options
 from qmltest.report import views
 from qmltest.util import intervals
 from qmltest.util import writers as report
+
+DEFAULT = Options()
+"""The one declaration of every mutation default (`mutation.options.Options`): the CLI, the API and
+the run fingerprint read it."""
 
 
 def kill_options() -> Group:
@@ -59,15 +62,15 @@ def kill_options() -> Group:
             typer.Option("", help="none, holm or bh: across mutants (statistical) or inputs (majority; default holm)."),
         ),
         "scoring": (str, typer.Option("", help="class (QuanForge Eq. 4) or plain (killed/total).")),
-        "shots": (int, typer.Option(1000, help="Shots per prediction (Hoeffding: `qmltest shots`).")),
+        "shots": (int, typer.Option(DEFAULT.shots, help="Shots per prediction (Hoeffding: `qmltest shots`).")),
         "exact": (bool, typer.Option(False, "--exact", help="Exact predictions instead of shots.")),
-        "repeats": (int, typer.Option(20, help="Repeated predictions per accuracy distribution.")),
-        "alpha": (float, typer.Option(0.05, help="GLM p-value threshold.")),
-        "effect": (float, typer.Option(0.5, help="Cohen's d threshold (beta).")),
-        "seed": (int, typer.Option(0, min=0, help="Root seed of every random choice.")),
+        "repeats": (int, typer.Option(DEFAULT.repeats, help="Repeated predictions per accuracy distribution.")),
+        "alpha": (float, typer.Option(DEFAULT.settings.alpha, help="GLM p-value threshold.")),
+        "effect": (float, typer.Option(DEFAULT.settings.effect, help="Cohen's d threshold (beta).")),
+        "seed": (int, typer.Option(DEFAULT.seed, min=0, help="Root seed of every random choice.")),
         "null_copies": (
             int,
-            typer.Option(pipeline.NULL_COPIES, help="Identical copies scored as mutants (null control)."),
+            typer.Option(DEFAULT.null_copies, help="Identical copies scored as mutants (null control)."),
         ),
     }
 
@@ -86,14 +89,14 @@ def search_options() -> Group:
         "depth": (str, typer.Option(None, help="search: depth range in percent, e.g. 0-50%.")),
         "gate_types": (str, typer.Option(None, help="search: Table 1 categories, e.g. rotation,controlled.")),
         "scan": (str, typer.Option(None, help="search: depth=0-25%,25-50%,...  |  gate-type  |  qubit")),
-        "tau_rse": (float, typer.Option(0.05, help="RSE stability threshold.")),
-        "tau_trivial": (float, typer.Option(0.75, help="Non-triviality accuracy threshold.")),
-        "lb": (float, typer.Option(0.0, help="Lower bound of the gate percentage search.")),
-        "ub": (float, typer.Option(0.5, help="Upper bound of the gate percentage search.")),
-        "k_max": (int, typer.Option(10, "--k-max", help="Stability iterations per search step.")),
-        "batch": (int, typer.Option(10, help="Mutants generated per stability iteration (i).")),
-        "distribution": (str, typer.Option("gaussian", help="PF/RGA noise: gaussian, uniform, exponential.")),
-        "scale": (float, typer.Option(1.0, help="Noise scale (PF default N(0, 1), Sec. 4.3.2).")),
+        "tau_rse": (float, typer.Option(DEFAULT.settings.tau_rse, help="RSE stability threshold.")),
+        "tau_trivial": (float, typer.Option(DEFAULT.settings.tau_trivial, help="Non-triviality accuracy threshold.")),
+        "lb": (float, typer.Option(DEFAULT.settings.lb, help="Lower bound of the gate percentage search.")),
+        "ub": (float, typer.Option(DEFAULT.settings.ub, help="Upper bound of the gate percentage search.")),
+        "k_max": (int, typer.Option(DEFAULT.settings.k_max, "--k-max", help="Stability iterations per search step.")),
+        "batch": (int, typer.Option(DEFAULT.settings.i, help="Mutants generated per stability iteration (i).")),
+        "distribution": (str, typer.Option(DEFAULT.distribution, help="PF/RGA noise: gaussian, uniform, exponential.")),
+        "scale": (float, typer.Option(DEFAULT.scale, help="Noise scale (PF default N(0, 1), Sec. 4.3.2).")),
     }
 
 
@@ -122,10 +125,10 @@ def sampling_options() -> Group:
             int,
             typer.Option(None, help="--sequential: most shots per (mutant, input); default 5 x repeats x shots."),
         ),
-        "power": (float, typer.Option(0.8, help="--sequential: 1 - beta, for deciding 'survived'.")),
+        "power": (float, typer.Option(DEFAULT.power, help="--sequential: 1 - beta, for deciding 'survived'.")),
         "margin": (
             float,
-            typer.Option(0.3, help="--sequential majority: vote-probability drop that survival rules out."),
+            typer.Option(DEFAULT.margin, help="--sequential majority: vote-probability drop that survival rules out."),
         ),
     }
 

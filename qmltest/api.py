@@ -33,6 +33,7 @@ from qmltest.report.results import (  # noqa: F401
 )
 from qmltest.util import parallel
 from qmltest.util import writers as report
+from qmltest.util.defaults import SHOTS
 
 
 def evaluate(
@@ -40,7 +41,7 @@ def evaluate(
     data: str | None = None,
     *,
     split: str = "test",
-    shots: int | None = 1000,
+    shots: int | None = SHOTS,
     shots_budget: int | None = None,
     per_class: int | None = None,
     seed: int = 0,

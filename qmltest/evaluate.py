@@ -14,6 +14,7 @@ from qmltest.simulate.backends import REGISTRY
 from qmltest.simulate.runner import model_probabilities
 from qmltest.util import budget as budget_mod
 from qmltest.util import intervals
+from qmltest.util.defaults import SHOTS  # noqa: F401  (the evaluate default)
 
 
 def label_indices(model: Model, labels: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_info
 from typer.testing import CliRunner
 
 from qmltest.errors import InputError
+from qmltest.util import cluster as placement
 from qmltest.util import parallel
 
 runner = CliRunner()
@@ -334,7 +335,7 @@ def test_settle_with_collect_frees_garbage_cycles_instead_of_freezing_them() -> 
 
 def test_workers_with_other_versions_are_a_set_up_error(monkeypatch) -> None:
     """The workers report their own versions; a client that sees others stops with one line."""
-    monkeypatch.setattr(parallel, "_versions", lambda: {"qmltest": "0.0.0", "numpy": np.__version__})
+    monkeypatch.setattr(placement, "_versions", lambda: {"qmltest": "0.0.0", "numpy": np.__version__})
     with pytest.raises(InputError, match=r"has qmltest .* \(here 0\.0\.0\); every worker needs"):
         parallel.run_tasks(_square, {"scale": 3}, [1, 2], parallel.plan(2))
 
@@ -344,7 +345,7 @@ def test_a_cluster_whose_workers_cannot_import_qmltest_or_that_has_none(monkeypa
 
     with LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=":0") as cluster:
         address = cluster.scheduler_address
-        monkeypatch.setattr(parallel, "WAIT_FOR_WORKERS", 1)
+        monkeypatch.setattr(placement, "WAIT_FOR_WORKERS", 1)
         with pytest.raises(InputError, match="no worker joined within 1 s"):
             parallel.run_tasks(_square, {"scale": 3}, [1], parallel.plan(cluster=address))
         # a worker process in which `import qmltest` fails
@@ -355,7 +356,7 @@ def test_a_cluster_whose_workers_cannot_import_qmltest_or_that_has_none(monkeypa
         )
         worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            monkeypatch.setattr(parallel, "WAIT_FOR_WORKERS", 60)
+            monkeypatch.setattr(placement, "WAIT_FOR_WORKERS", 60)
             with pytest.raises(InputError, match="a worker cannot run qmltest's tasks .*ModuleNotFoundError"):
                 parallel.run_tasks(_square, {"scale": 3}, [1], parallel.plan(cluster=address))
         finally:

@@ -165,3 +165,34 @@ def test_a_mutant_that_makes_a_class_unreachable_is_saved_and_loads(tmp_path) ->
     assert marked and all(set(m["readout"]["map"]) != {0, 1} for m in marked)
     for folder in (tmp_path / "r" / "mutants").iterdir():
         assert artifact.load(folder).num_classes == 2
+
+
+def test_fuzz_and_mutate_resume_or_refuse_through_one_rule(tmp_path) -> None:
+    """Issue 58: `runs.folder.settle` writes every run folder's run.json. A fuzz folder run again
+    with another budget, and a mutate folder run again with another seed, are each refused with
+    the same line; the other command's folder is refused by its format; --force starts over."""
+    import json as json_mod
+
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    prof = tmp_path / "p.json"
+    res = runner.invoke(app, ["profile", MODEL, "--data", "iris:train", "--per-class", "3", "--out", str(prof), "-q"])
+    assert res.exit_code == 0, res.output
+    fuzz = ["fuzz", MODEL, "--profile", str(prof), "--per-class", "2", "--guide", "ksc", "-q"]
+    run = tmp_path / "fz"
+    assert runner.invoke(app, [*fuzz, "--budget", "10", "--out", str(run)]).exit_code == 0
+    meta = json_mod.loads((run / "run.json").read_text())
+    assert meta["format"] == "qmltest.fuzz-run/1" and meta["fingerprint"]["budget"] == 10
+    res = runner.invoke(app, [*fuzz, "--budget", "12", "--out", str(run)])
+    assert res.exit_code == 2 and "made with other settings" in res.stderr and "--force" in res.stderr, res.output
+    res = runner.invoke(app, [*fuzz, "--budget", "12", "--out", str(run), "--force"])
+    assert res.exit_code == 0 and json_mod.loads((run / "run.json").read_text())["fingerprint"]["budget"] == 12
+    mut = tmp_path / "mu"
+    args = ["mutate", MODEL, "--suite", "qml", "--operators", "ALD", "--test", "iris:test", "--null-copies", "2", "-q"]
+    assert runner.invoke(app, [*args, "--out", str(mut)]).exit_code == 0
+    res = runner.invoke(app, [*args, "--seed", "9", "--out", str(mut)])
+    assert res.exit_code == 2 and "made with other settings" in res.stderr and "--force" in res.stderr, res.output
+    res = runner.invoke(app, [*fuzz, "--budget", "12", "--out", str(mut)])  # a mutate folder, not a fuzz one
+    assert res.exit_code == 2 and "qmltest.mutation-run/4" in res.stderr and "qmltest.fuzz-run/1" in res.stderr

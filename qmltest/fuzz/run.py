@@ -21,13 +21,15 @@ from qmltest.errors import InputError, QmlTestError
 from qmltest.fuzz import mutators, png
 from qmltest.fuzz.loop import Outcome, check_schedule, fuzz
 from qmltest.model.artifact import Model
-from qmltest.runs.folder import claimed
+from qmltest.runs.folder import claimed, settle
 from qmltest.simulate.backends import REGISTRY
 from qmltest.util import intervals, parallel
 from qmltest.util import writers as report
 from qmltest.util.seeds import seed_of
 
 FORMAT = "qmltest.fuzz/1"
+RUN_FORMAT = "qmltest.fuzz-run/1"
+"""A fuzz run folder: run.json, then per guide its JSON, failures and images."""
 
 
 def _read_timing(path: Path) -> dict:
@@ -148,41 +150,12 @@ def campaign(
             "bounds_sha256": digest(np.asarray(bounds.lower, float), np.asarray(bounds.upper, float))[:16],
             "backend": REGISTRY.check(backend or "auto"),
         }
-        configs = {
-            s: dict(
-                config or {},
-                budget=budget,
-                seed=s,
-                k=k,
-                top_k=top_k,
-                model=model.sha256,
-                seeds=len(x),
-                register=register,
-                **identity,
-                **({} if schedule == "fifo" else {"schedule": schedule}),  # fifo folders keep their hashes
-            )
-            for s in runs
-        }
+        rest = dict(k=k, top_k=top_k, model=model.sha256, seeds=len(x), register=register, **identity)
+        rest.update({} if schedule == "fifo" else {"schedule": schedule})  # fifo folders keep their hashes
+        configs = {s: dict(config or {}, budget=budget, seed=s, **rest) for s in runs}
         results: dict[int, dict] = {s: {} for s in runs}
         timings: dict[int, dict] = {s: {} for s in runs}
-        todo = []
-        for s in runs:
-            for guide in guides:
-                folder = folders[s]
-                cached = folder / f"{guide}.json" if folder else None
-                if cached and cached.exists():
-                    data = _read_guide(cached)
-                    if data.get("config_hash") == config_hash(configs[s]):
-                        results[s][guide] = data
-                        timing = folder / f"{guide}.timing.json"  # type: ignore[operator]
-                        timings[s][guide] = _read_timing(timing)
-                        continue
-                    if not force:
-                        raise InputError(
-                            f"{cached}: made with other settings (profile bounds, seeds, budget, k or backend): "
-                            "use --force to run it again over it, or another --out"
-                        )
-                todo.append((guide, s))
+        todo = _resumed(folders, configs, guides, force, results, timings)
 
         def done(index: int, outcome: object) -> None:
             guide, s = todo[index]
@@ -212,6 +185,34 @@ def campaign(
             "mean_tsr": mean,
             "runs": {str(s): {key: r[key] for key in ("guides", "coverage_traces")} for s, r in reports.items()},
         }
+
+
+def _resumed(
+    folders: dict, configs: dict, guides: list[str], force: bool, results: dict, timings: dict
+) -> list[tuple[str, int]]:
+    """Each seed folder settled (run.json: the one resume-or-refuse rule of every run folder), the
+    guides it finished under the same settings read back into `results` and `timings`; the
+    (guide, seed) pairs left to run."""
+    todo = []
+    for s, folder in folders.items():
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            settle(folder, RUN_FORMAT, configs[s], force, "profile bounds, seeds, budget, k or backend")
+        for guide in guides:
+            cached = folder / f"{guide}.json" if folder else None
+            if cached and cached.exists():
+                data = _read_guide(cached)
+                if data.get("config_hash") == config_hash(configs[s]):
+                    results[s][guide] = data
+                    timings[s][guide] = _read_timing(folder / f"{guide}.timing.json")
+                    continue
+                if not force:
+                    raise InputError(
+                        f"{cached}: made with other settings (profile bounds, seeds, budget, k or backend): "
+                        "use --force to run it again over it, or another --out"
+                    )
+            todo.append((guide, s))
+    return todo
 
 
 def pooled_tsr(reports: dict, runs: list[int], guides: list[str]) -> dict:

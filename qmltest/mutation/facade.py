@@ -12,9 +12,13 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.model.artifact import Model
 from qmltest.model.loading import Source, check_range, load, model_and_name, model_data, noise_of
+from qmltest.mutation.options import Options
 from qmltest.report.results import MutationResult
 from qmltest.util import parallel
 from qmltest.util import writers as report
+
+_D = Options()
+"""The mutation defaults, declared once (`Options`)."""
 
 
 def _operators(operators: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -28,32 +32,32 @@ def _operators(operators: str | Iterable[str] | None) -> tuple[str, ...]:
 
 def mutation_options(
     *,
-    suite: str = "quanforge",
+    suite: str = _D.suite,
     operators: str | Iterable[str] | None = None,
     strategy: str = "",
     criterion: str = "",
     correction: str = "",
     scoring: str = "",
-    shots: int | None = 1000,
-    repeats: int = 20,
-    alpha: float = 0.05,
-    effect: float = 0.5,
-    tau_rse: float = 0.05,
-    tau_trivial: float = 0.75,
-    lb: float = 0.0,
-    ub: float = 0.5,
-    k_max: int = 10,
-    batch: int = 10,
-    distribution: str = "gaussian",
-    scale: float = 1.0,
-    seed: int = 0,
+    shots: int | None = _D.shots,
+    repeats: int = _D.repeats,
+    alpha: float = _D.settings.alpha,
+    effect: float = _D.settings.effect,
+    tau_rse: float = _D.settings.tau_rse,
+    tau_trivial: float = _D.settings.tau_trivial,
+    lb: float = _D.settings.lb,
+    ub: float = _D.settings.ub,
+    k_max: int = _D.settings.k_max,
+    batch: int = _D.settings.i,
+    distribution: str = _D.distribution,
+    scale: float = _D.scale,
+    seed: int = _D.seed,
     null_copies: int | None = None,
     sequential: bool = False,
     sample: int | None = None,
     precision: float | None = None,
     shots_budget: int | None = None,
-    power: float = 0.8,
-    margin: float = 0.3,
+    power: float = _D.power,
+    margin: float = _D.margin,
 ) -> Any:
     """The mutation pipeline's options from keyword arguments, every range checked (one line each)."""
     from qmltest.mutation import pipeline

@@ -10,7 +10,6 @@ from qmltest.errors import InputError
 from qmltest.mutation.judge import killing as criteria
 from qmltest.mutation.operators.scope import Scope
 from qmltest.mutation.strategies import sampling
-from qmltest.mutation.strategies.generate import Settings
 
 FORMAT = "qmltest.mutation/3"
 """The report's format."""
@@ -21,6 +20,23 @@ DEFAULTS = {  # per operator suite: strategy, criterion, scoring (the papers' ow
     "qml": ("directed", "majority", "plain"),
     "classic": ("directed", "majority", "plain"),
 }
+
+
+@dataclass(frozen=True)
+class Settings:
+    """QuanForge Algorithm 1's search settings (Sec. 3.3): the percentage bounds, stability
+    rounds k_max of i mutants, the kill test's alpha and effect, the RSE and non-triviality
+    thresholds."""
+
+    lb: float = 0.0
+    ub: float = 0.5
+    k_max: int = 10
+    i: int = 10
+    alpha: float = 0.05
+    effect: float = 0.5
+    tau_rse: float = 0.05
+    tau_trivial: float = 0.75
+    max_steps: int = 12
 
 
 @dataclass(frozen=True)

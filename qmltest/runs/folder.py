@@ -52,30 +52,16 @@ class RunFolder:
             return
         self._lock = claim(path)
         _OPEN.append(self)
-        log, meta = path / "results.jsonl", path / "run.json"
+        log = path / "results.jsonl"
         if fresh:
             log.unlink(missing_ok=True)
-            meta.unlink(missing_ok=True)
             (path / FINISHED).unlink(missing_ok=True)
-        if log.exists() and not meta.exists():
+        if log.exists() and not (path / "run.json").exists():
             raise InputError(
                 f"{path}: a run folder of an older qmltest (qmltest.mutation/1) or damaged: "
                 "use --force or another --out"
             )
-        if meta.exists():
-            old = report.read_json(meta)
-            found = old.get("format") if isinstance(old, dict) else None
-            if found != RUN_FORMAT:
-                raise InputError(
-                    f"{path}: a run folder of format {found or 'unknown'}, this qmltest resumes {RUN_FORMAT} "
-                    "(mutant ids and records changed): use --force or another --out"
-                )
-            if old.get("fingerprint") != fingerprint:
-                raise InputError(
-                    f"{path}: made with other settings (model, data, seed, shots or repeats): "
-                    "use --force or another --out"
-                )
-        report.write_text_atomic(meta, report.to_json({"format": RUN_FORMAT, "fingerprint": fingerprint}))
+        settle(path, RUN_FORMAT, fingerprint, fresh, "model, data, seed, shots or repeats")
         artifact.save(original.exported(), path / "original")
         if log.is_dir():
             raise InputError(f"{log}: is a directory: this run folder is damaged; use --force or another --out")
@@ -154,6 +140,27 @@ def _marked_unreachable(model: Model) -> Model:
     if all(c in ro["map"] for c in range(len(model.manifest.get("classes", [])))):
         return model
     return model.with_manifest(readout=dict(ro, allow_unreachable=True))
+
+
+def settle(path: Path, fmt: str, fingerprint: dict, fresh: bool, what: str) -> None:
+    """run.json of a claimed run folder: what decides its results (`fingerprint`) under the
+    folder format `fmt`. Every command that writes runs (mutate, fuzz) resumes only a folder of its
+    own format and fingerprint; another is one line naming `what` decides it, unless `fresh`
+    (--force) starts it over."""
+    meta = path / "run.json"
+    if fresh:
+        meta.unlink(missing_ok=True)
+    if meta.exists():
+        old = report.read_json(meta)
+        found = old.get("format") if isinstance(old, dict) else None
+        if found != fmt:
+            raise InputError(
+                f"{path}: a run folder of format {found or 'unknown'}, this command resumes {fmt}: "
+                "use --force or another --out"
+            )
+        if old.get("fingerprint") != fingerprint:
+            raise InputError(f"{path}: made with other settings ({what}): use --force or another --out")
+    report.write_text_atomic(meta, report.to_json({"format": fmt, "fingerprint": fingerprint}))
 
 
 def claim(path: Path) -> RunLock:

@@ -126,14 +126,10 @@ def train(
     nw = len(built.weights)
     lin_shape = np.asarray(linear["weight"]).shape if linear else (0, 0)
     lin0 = [np.ravel(linear["weight"]), np.asarray(linear["bias"])] if linear else []
-    starts = []
-    for r in range(max(1, restarts)):
-        rng = np.random.default_rng(seed if r == 0 else [seed, r])
-        w0 = rng.uniform(-0.1, 0.1, nw) if built.encoding == "amplitude" else rng.uniform(-np.pi, np.pi, nw) * 0.5
-        starts.append(np.concatenate([w0, *lin0]))
+    starts = _starts(built.encoding, nw, lin0, seed, restarts)
     theta0 = starts[0]
     wrt = list(built.weights) + list(built.features)
-    last_loss = [float("nan")]
+    last_loss, iteration = [float("nan")], [0]
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         values = {p: np.asarray(v) for p, v in zip(built.weights, theta[:nw])}
@@ -159,8 +155,6 @@ def train(
         last_loss[0] = loss
         return loss, np.concatenate(grad)
 
-    iteration = [0]
-
     def on_iteration(_: np.ndarray) -> None:
         iteration[0] += 1
         if progress:
@@ -176,15 +170,35 @@ def train(
             res = trial
     assert res is not None
     theta = res.x
-    if linear:
-        wl = theta[nw : nw + lin_shape[0] * lin_shape[1]].reshape(lin_shape)
-        steps[-1] = {"op": "linear", "weight": wl.tolist(), "bias": theta[nw + wl.size :].tolist()}
+    if linear:  # the classical layer as trained
+        steps[-1] = _linear_step(theta[nw:], lin_shape)
     bound = circuit.assign_parameters(dict(zip(built.weights, theta[:nw])))
     model = _to_model(arch_name, built, bound, steps, mapping, classes, dataset)
-    train_acc = accuracy(model, x_all, y_all)
+    training = _record(model, dataset, classes, seed, res, restarts, x_all, y_all)
+    return model.__class__(model.qasm_text, model.ir, dict(model.manifest, training=training), model.source)
+
+
+def _linear_step(values: np.ndarray, shape: tuple[int, int]) -> dict:
+    """A trained linear step from the optimizer's values past the circuit weights."""
+    wl = values[: shape[0] * shape[1]].reshape(shape)
+    return {"op": "linear", "weight": wl.tolist(), "bias": values[wl.size :].tolist()}
+
+
+def _starts(encoding: str, nw: int, lin0: list, seed: int, restarts: int) -> list[np.ndarray]:
+    """The optimizer's starting points: small random weights (amplitude) or half-range angles,
+    then the classical layer's initial values; one per restart."""
+    starts = []
+    for r in range(max(1, restarts)):
+        rng = np.random.default_rng(seed if r == 0 else [seed, r])
+        w0 = rng.uniform(-0.1, 0.1, nw) if encoding == "amplitude" else rng.uniform(-np.pi, np.pi, nw) * 0.5
+        starts.append(np.concatenate([w0, *lin0]))
+    return starts
+
+
+def _record(model: artifact.Model, dataset: str, classes: list[int], seed: int, res, restarts: int, x, y) -> dict:
+    """The manifest's training record: optimizer, loss, train and test accuracy."""
     x_test, y_test = datasets.select(dataset, "test", classes)
-    test_acc = accuracy(model, x_test, y_test)
-    training = {
+    return {
         "dataset": dataset,
         "classes": classes,
         "seed": seed,
@@ -193,11 +207,10 @@ def train(
         "restarts": max(1, restarts),
         "final_loss": float(res.fun),
         "train_samples": len(y),
-        "train_accuracy": train_acc,
-        "test_accuracy": test_acc,
+        "train_accuracy": accuracy(model, x, y),
+        "test_accuracy": accuracy(model, x_test, y_test),
         "test_samples": len(y_test),
     }
-    return model.__class__(model.qasm_text, model.ir, dict(model.manifest, training=training), model.source)
 
 
 def accuracy(model: artifact.Model, x: np.ndarray, labels: np.ndarray) -> float:

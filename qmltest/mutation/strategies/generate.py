@@ -29,20 +29,8 @@ from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.operators.mutant import Mutant, content, mutant_id
 from qmltest.mutation.operators.quanforge import Operator
 from qmltest.mutation.operators.scope import Scope
+from qmltest.mutation.options import Settings  # noqa: F401  (its old home)
 from qmltest.util.seeds import seed_of
-
-
-@dataclass(frozen=True)
-class Settings:
-    lb: float = 0.0
-    ub: float = 0.5
-    k_max: int = 10
-    i: int = 10
-    alpha: float = 0.05
-    effect: float = 0.5
-    tau_rse: float = 0.05
-    tau_trivial: float = 0.75
-    max_steps: int = 12
 
 
 @dataclass

@@ -70,7 +70,32 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
     folder = files.folder(folder, "--html")
     meta = result["meta"]
     opts = meta["options"]
-    sections: list[tuple[str, str]] = []
+    sections: list[tuple[str, str]] = [("Test suites", _suites(result, folder))]
+    if stryker_doc is not None:
+        sections.append(_stryker(folder, stryker_doc))
+    counts = result["operators"]
+    statuses = sorted({k for c in counts.values() for k in c})
+    sections.append(
+        (
+            "Mutants per operator",
+            page.table(["operator", *statuses], [[op, *(c.get(k, 0) for k in statuses)] for op, c in counts.items()]),
+        )
+    )
+    for part in (_cells(result, folder), _circuit(result, folder), _kill_matrix(result, folder)):
+        if part is not None:
+            sections.append(part)
+    sections.append(("Surviving mutants", _survivors(result, run_dir)))
+    line = (
+        f"model {meta['model']} ({meta['model_sha256'][:12]}); {opts['suite']} operators, "
+        f"{opts['strategy']} generation, {meta['criterion']} killing, correction {meta['correction']}, "
+        f"{meta['scoring']} scoring; seed {meta['seed']}; qmltest {meta['versions']['qmltest']}"
+    )
+    return page.write(folder, "qmltest mutation report", line, sections)
+
+
+def _suites(result: dict, folder: Path) -> str:
+    """Each suite's score and null control with their intervals, and the score plots."""
+    meta = result["meta"]
     suites = result["suites"]
     rows = [
         [
@@ -126,28 +151,25 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
         summary += page.image(
             plots.bars(folder, "score-per-operator", per_op, "mutation score per operator", "%"), "score per operator"
         )
-    sections.append(("Test suites", summary))
-    if stryker_doc is not None:
-        from qmltest.report.html import viewer
+    return summary
 
-        viewer.write(folder, stryker_doc, "qmltest mutants in the source")
-        sections.append(
-            (
-                "Mutants in the source (Stryker viewer)",
-                '<p><a href="stryker.html">Open the source view</a>: every mutant inline in the model\'s QASM3 '
-                "(preprocessing mutants in model.json), its replacement as a diff, its status and the suites "
-                'that killed it.</p><iframe src="stryker.html" title="Stryker viewer" '
-                'style="width:100%;height:820px;border:1px solid #ccc"></iframe>',
-            )
-        )
-    counts = result["operators"]
-    statuses = sorted({k for c in counts.values() for k in c})
-    sections.append(
-        (
-            "Mutants per operator",
-            page.table(["operator", *statuses], [[op, *(c.get(k, 0) for k in statuses)] for op, c in counts.items()]),
-        )
+
+def _stryker(folder: Path, stryker_doc: dict) -> tuple[str, str]:
+    """The official Stryker viewer on stryker.html, embedded."""
+    from qmltest.report.html import viewer
+
+    viewer.write(folder, stryker_doc, "qmltest mutants in the source")
+    return (
+        "Mutants in the source (Stryker viewer)",
+        '<p><a href="stryker.html">Open the source view</a>: every mutant inline in the model\'s QASM3 '
+        "(preprocessing mutants in model.json), its replacement as a diff, its status and the suites "
+        'that killed it.</p><iframe src="stryker.html" title="Stryker viewer" '
+        'style="width:100%;height:820px;border:1px solid #ccc"></iframe>',
     )
+
+
+def _cells(result: dict, folder: Path) -> tuple[str, str] | None:
+    """A search run's KR / NR per cell and operator (QuanForge RQ2); None for other runs."""
     gen_cells = result["generation"].get("cells", {})
     if "reference" in result["generation"] and gen_cells:  # a search run's KR / NR tables
         cells, ops = list(gen_cells), sorted({op for c in gen_cells.values() for op in c})
@@ -166,7 +188,13 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
             html += page.image(
                 plots.heatmap(folder, f"{key.lower()}-cells", m, cells, ops, f"{key} per cell and operator", key), key
             )
-        sections.append(("Sensitivity by cell (QuanForge RQ2)", html))
+        return ("Sensitivity by cell (QuanForge RQ2)", html)
+    return None
+
+
+def _circuit(result: dict, folder: Path) -> tuple[str, str] | None:
+    """Per suite, the kill rate of the mutants touching each qubit and depth."""
+    suites = result["suites"]
     html = ""
     for i, name in enumerate(suites):
         rate, rws, cls, survivors_at = circuit_map(result, name)
@@ -184,8 +212,11 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
             ),
             "circuit map",
         )
-    if html:
-        sections.append(("Kill rate over the circuit", html))
+    return ("Kill rate over the circuit", html) if html else None
+
+
+def _kill_matrix(result: dict, folder: Path) -> tuple[str, str] | None:
+    """Suite x mutant kills, as a plot and a table."""
     km = result["kill_matrix"]
     if km["mutants"]:
         matrix = np.array(km["rows"], dtype=float).T
@@ -200,7 +231,12 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
             + page.table(["mutant", *km["suites"]], [[mid, *row] for mid, row in zip(km["mutants"], km["rows"])])
             + "</details>"
         )
-        sections.append(("Kill matrix", html))
+        return ("Kill matrix", html)
+    return None
+
+
+def _survivors(result: dict, run_dir: Path | None) -> str:
+    """The surviving mutants, each with its QASM diff (the first MAX_DIFFS)."""
     survivors = [m for m in result["mutants"] if m["status"] == "survived"]
     html = (
         f"<p>{len(survivors)} surviving mutant(s)"
@@ -214,10 +250,4 @@ def write(result: dict, run_dir: Path | None, folder: Path, stryker_doc: dict | 
         )
         title = page.escape(f"{m['id']} {m['operator']} {m['site'][:120]}")
         html += f"<details><summary>{title}</summary>{body}</details>"
-    sections.append(("Surviving mutants", html))
-    line = (
-        f"model {meta['model']} ({meta['model_sha256'][:12]}); {opts['suite']} operators, "
-        f"{opts['strategy']} generation, {meta['criterion']} killing, correction {meta['correction']}, "
-        f"{meta['scoring']} scoring; seed {meta['seed']}; qmltest {meta['versions']['qmltest']}"
-    )
-    return page.write(folder, "qmltest mutation report", line, sections)
+    return html
