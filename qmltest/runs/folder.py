@@ -10,13 +10,13 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from qmltest.model import artifact
-from qmltest.util import writers as report
 from qmltest import schemas
-from qmltest.model.artifact import Model
 from qmltest.errors import InputError
-from qmltest.runs.lock import RunLock
+from qmltest.model import artifact
+from qmltest.model.artifact import Model
 from qmltest.model.splice import Splicer
+from qmltest.runs.lock import RunLock
+from qmltest.util import writers as report
 
 _OPEN: list[RunFolder] = []
 RUN_FORMAT = "qmltest.mutation-run/4"

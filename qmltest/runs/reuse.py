@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from qmltest.util import writers as report
 from qmltest import schemas
 from qmltest.errors import InputError
+from qmltest.util import writers as report
 
 CACHE_FORMAT = "qmltest.cache/1"
 ENV = "QMLTEST_CACHE"
