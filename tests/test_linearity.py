@@ -83,7 +83,7 @@ def test_dfc_mutant_outcomes_from_a_form_match_its_own_simulation() -> None:
     sites = [s for s in dfc.sites(model, True) if s.args[1:3] == (2, 7)]
     mutants = [dfc.apply(model, s) for s in sites]
     ev = Evaluator(model, repeats=1, shots=None, seed=0, backend="numpy")
-    assert ev.data_change(mutants[0]) == (2, 7)
+    assert ev.sim.data_change(mutants[0]) == (2, 7)
     assert ev.prepare_data_changes(mutants, data) == 1
     formed = unchanged = 0
     for mutant in mutants:

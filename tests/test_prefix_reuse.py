@@ -43,7 +43,7 @@ def test_prefix_reuse_is_bit_identical(name, dataset) -> None:
     evaluator.sim.fuse = False
     resumed = 0
     for mutant in mutants:
-        fast = evaluator._resumed(mutant, data)
+        fast = evaluator.sim._resumed(mutant, data)
         plain = engine.probabilities(program.of_model(mutant), data.encoded)
         if fast is not None:
             resumed += 1
@@ -109,7 +109,7 @@ def test_prefix_reuse_stays_bit_identical_with_gate_blocks(tmp_path) -> None:
     resumed = 0
     for mutant in mutants:
         plain = engine.probabilities(program.of_model(mutant), data.encoded, "numpy")
-        fast = evaluator._resumed(mutant, data)
+        fast = evaluator.sim._resumed(mutant, data)
         if fast is not None:
             resumed += 1
             assert np.array_equal(fast, plain)

@@ -311,3 +311,28 @@ def class_q(probs: np.ndarray, cmat: np.ndarray) -> np.ndarray:
         return normalized(probs) @ cmat
     p = probs if probs.min() >= 0 else np.clip(probs, 0.0, None)
     return (p @ cmat) / p.sum(axis=1, keepdims=True)
+
+
+def needed_bits(matrix: np.ndarray) -> list[int]:
+    """The outcome bits (bit k of an outcome index: the k-th measured qubit) the readout's class
+    scores depend on: bit k is left out when flipping it never changes a row of `matrix`
+    (x % 2 over 20 measured qubits depends on bit 0 alone). Exact comparison."""
+    rows = matrix.shape[0]
+    m = rows.bit_length() - 1
+    if rows != 1 << m:
+        return list(range(max(m, 0)))
+    needed = []
+    for k in range(m):
+        pairs = matrix.reshape(rows >> (k + 1), 2, 1 << k, -1)
+        if not np.array_equal(pairs[:, 0], pairs[:, 1]):
+            needed.append(k)
+    return needed
+
+
+def on_bits(matrix: np.ndarray, bits: list[int]) -> np.ndarray:
+    """The readout matrix over the outcomes of `bits` alone (the rows where every other bit is 0,
+    ordered by those bits): what the marginal over the qubits of `bits` is read with."""
+    index = np.zeros(1 << len(bits), dtype=np.int64)
+    for i, k in enumerate(bits):
+        index |= ((np.arange(1 << len(bits)) >> i) & 1) << k
+    return np.ascontiguousarray(matrix[index])

@@ -213,3 +213,19 @@ def of_model(model: object, register: str = "readout") -> Circuit:
     if "program/all" not in memo:
         memo["program/all"] = memo["program/readout"].with_measured(tuple(range(model.ir.num_qubits)))  # type: ignore[attr-defined]
     return memo["program/all"]
+
+
+def class_view(model: object) -> tuple[Circuit, np.ndarray]:
+    """The model's program measuring only the readout qubits its class scores depend on, and its
+    readout matrix over their outcomes (`readout.needed_bits`): x % 2 over 20 measured qubits reads
+    qubit 0, so 2 probabilities per input instead of 2^20 (issue 59). Class probabilities, and so
+    every prediction and vote, are those of the full readout; coverage, which counts every basis
+    state, keeps `of_model`. Several measurement bases keep their full readout. Cached per model."""
+    memo = model.memo  # type: ignore[attr-defined]
+    if "program/classes" not in memo:
+        job, matrix = of_model(model), model.readout_matrix  # type: ignore[attr-defined]
+        bits = None if job.groups else readout.needed_bits(matrix)
+        if bits is not None and len(bits) < len(job.measured):
+            job, matrix = job.with_measured(tuple(job.measured[b] for b in bits)), readout.on_bits(matrix, bits)
+        memo["program/classes"] = (job, matrix)
+    return memo["program/classes"]
