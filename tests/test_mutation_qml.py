@@ -3,6 +3,8 @@ filter (it never drops a mutant whose unitary differs from all kept ones), and h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from qiskit import qasm3
@@ -13,7 +15,7 @@ from qmltest.model import artifact
 from qmltest.model import ir as irmod
 from qmltest.mutation.operators import registry, sites
 from qmltest.mutation.operators.classic import AddGate, RemoveGate, ReplaceGate
-from qmltest.mutation.operators.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, Site, units
+from qmltest.mutation.operators.qml import ALA, ALD, APC, APGC, DFC, ILS, LS, QML, Site, units
 from qmltest.simulate import program
 from qmltest.simulate.runner import model_probabilities
 
@@ -359,3 +361,30 @@ def test_listing_a_wide_model_stays_small(tmp_path) -> None:
     assert "(directed)" in out.stdout
     kib = int(out.stdout.strip().splitlines()[-1].split()[1])
     assert kib < 1024 * 1024, f"{kib / 1024:.0f} MiB"
+
+
+def test_work_items_exist_before_any_mutant_is_built() -> None:
+    """Issue 58: a strategy plans work items whose ids come from the model, operator and site
+    alone: as many as the plan's sites, distinct, stable across calls, and made without building
+    a mutant (the operators' apply is never called)."""
+    from qmltest.model import artifact
+    from qmltest.mutation.options import Options
+    from qmltest.mutation.strategies import chooser
+
+    model = artifact.load(Path(__file__).resolve().parents[1] / "data" / "models" / "zfm-ra-iris")
+    opts = Options(suite="qml").resolved()
+    strategy = chooser.checked(opts)
+    applied = []
+    original = {op: op.apply for op in QML.values()}
+    try:
+        for cls in QML.values():
+            cls.apply = lambda self, m, s: applied.append(s)  # type: ignore[method-assign]
+        items = strategy.items(model, opts)
+    finally:
+        for cls, fn in original.items():
+            cls.apply = fn  # type: ignore[method-assign]
+    assert applied == []
+    assert len(items) == strategy.plan(model, opts).total > 0
+    assert len({i.id for i in items}) == len(items)
+    assert [i.id for i in items] == [i.id for i in strategy.items(model, opts)]
+    assert chooser.get("search").items(model, Options().resolved()) == []  # search finds its mutants as it runs
