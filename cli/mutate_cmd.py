@@ -272,8 +272,7 @@ def mutate(
 
 def _announce(plan: dict) -> None:
     err.print(
-        f"{plan['mutants']} mutants x {plan['inputs']} inputs on {plan['backend']}: "
-        f"projected {plan['seconds']:.0f} s (at most; prefix reuse and equivalences cut it)",
+        f"{plan['mutants']} mutants x {plan['inputs']} inputs on {plan['backend']}: projected {plan['seconds']:.0f} s",
         markup=False,
     )
 

@@ -7,6 +7,7 @@ import numpy as np
 from qmltest import targets
 from qmltest.data import labels as labels_mod
 from qmltest.errors import InputError
+from qmltest.model import readout
 from qmltest.model.artifact import Model
 from qmltest.simulate import engine, program
 from qmltest.simulate import fake_device as device
@@ -39,6 +40,9 @@ def evaluate(
     target (`targets.Hardware`) takes its counts from the device."""
     y = label_indices(model, labels)
     spent: dict = {}
+    register, matrix = "readout", model.readout_matrix
+    if noise is None and budget is None and 2 ** len(program.of_model(model).measured) > readout.BUCKET_OUTCOMES:
+        register, matrix = "classes", program.class_view(model)[1]  # the marginal the classes read
     if isinstance(noise, targets.Hardware):
         if shots is None and budget is None:
             raise InputError(f"{noise.name} gives shots, not exact probabilities: drop --exact")
@@ -52,12 +56,10 @@ def evaluate(
         )
         pred, spent = outcome.predictions, outcome.to_dict(budget, budget_mod.ALPHA)
     else:
-        probs = model_probabilities(model, x, backend, noise=noise, where=where)
-        if shots is None:
-            pred = model.predict(probs)
-        else:
-            counts = engine.sample_counts(probs, shots, np.random.default_rng(seed))
-            pred = model.predict(counts)
+        probs = model_probabilities(model, x, backend, register, noise=noise, where=where)
+        if shots is not None:  # counts over the outcomes simulated: the same class distribution
+            probs = engine.sample_counts(probs, shots, np.random.default_rng(seed))
+        pred = readout.predict(probs, matrix, model.num_classes)
     per_class = {}
     for i, c in enumerate(model.classes):
         mask = y == i
@@ -77,7 +79,7 @@ def evaluate(
         "seed": seed,
         "backend": "ibm"
         if isinstance(noise, targets.Hardware)
-        else REGISTRY.for_job(backend, program.of_model(model)).name,
+        else REGISTRY.for_job(backend, program.of_model(model, register)).name,
         "model_sha256": model.sha256,
         "noise": None
         if noise is None or isinstance(noise, targets.Hardware)

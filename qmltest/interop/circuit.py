@@ -247,7 +247,11 @@ def _round_trip(
 
     diff = roundtrip.check(model, source, "its source circuit (Qiskit Statevector)")
     model.manifest["import"]["roundtrip"] = (
-        {"against": "qiskit.quantum_info.Statevector", "inputs": roundtrip.INPUTS, "max_abs_diff": diff}
+        {
+            "against": "qiskit.quantum_info.Statevector",
+            "inputs": roundtrip.inputs_for(model.ir.num_qubits),
+            "max_abs_diff": diff,
+        }
         if diff is not None
         else {"against": None, "reason": "mid-circuit measurement or reset: no statevector reference"}
     )

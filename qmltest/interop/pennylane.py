@@ -95,7 +95,7 @@ def from_pennylane(
     diff = roundtrip.check(model, forward, "the QNode's own forward pass", seed=seed + 1)
     model.manifest["import"]["roundtrip_library"] = {
         "against": "qnode forward",
-        "inputs": roundtrip.INPUTS,
+        "inputs": roundtrip.inputs_for(model.ir.num_qubits),
         "max_abs_diff": diff,
     }
     return model

@@ -168,7 +168,7 @@ def _checked(model: artifact.Model, qnn: object, weights: np.ndarray, head: dict
     diff = roundtrip.check(model, forward, f"{type(qnn).__name__}.forward", seed=1, per_class=per_class)
     model.manifest["import"]["library_roundtrip"] = {
         "against": f"qiskit_machine_learning {type(qnn).__name__}.forward",
-        "inputs": roundtrip.INPUTS,
+        "inputs": roundtrip.inputs_for(model.ir.num_qubits),
         "max_abs_diff": diff,
     }
     return model

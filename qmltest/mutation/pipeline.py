@@ -140,7 +140,8 @@ def _run(
     suites = _checked_suites(suites, opts, reference, cells)
     kept = kept or Kept()
     if kept.evaluator is None:
-        kept.evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise, backend)
+        inputs = max(len(s.y) for s in suites)  # what each mutant is sent with: auto weighs it
+        kept.evaluator = Evaluator(original, opts.repeats, opts.shots, opts.seed, noise, backend, inputs)
     evaluator = kept.evaluator
     fingerprint = _fingerprint(original, suites, reference, opts, evaluator, noise)
     folder = RunFolder(out, fresh, fingerprint, original)

@@ -44,6 +44,13 @@ class Capabilities:
     """Named by `--backend` (the target entry is reached through `--target fake:NAME` instead)."""
 
 
+def interpolated(table: tuple[tuple[int, float], ...], num_qubits: int) -> float:
+    """A measured per-width figure at `num_qubits`: linear between the table's widths, the end
+    rows' values beyond them."""
+    widths = [w for w, _ in table]
+    return float(np.interp(num_qubits, widths, [v for _, v in table]))
+
+
 class Backend(ABC):
     """One simulator. Subclasses set `name`, `help` and `capabilities` and implement
     `probabilities`; the rest have defaults a small backend can keep."""
@@ -69,6 +76,12 @@ class Backend(ABC):
     def estimate_us(self, num_qubits: int, measured: int, ops: int) -> float:
         """Estimated microseconds per input (the cost model ``auto`` compares)."""
         return float("inf")
+
+    def mutant_us(self, num_qubits: int, measured: int, ops: int, inputs: int) -> float:
+        """Estimated microseconds per (mutant, input) in a mutation run that sends each mutant with
+        `inputs` inputs (what ``auto`` compares for mutate and its projection); default: a fresh
+        run per mutant, `estimate_us`."""
+        return self.estimate_us(num_qubits, measured, ops)
 
     def __repr__(self) -> str:
         return f"<backend {self.name}>"
@@ -130,6 +143,14 @@ class Registry:
         length = 10 * num_qubits if ops is None else ops
         candidates = [self._entries[n] for n in self._auto_names()]
         return min(candidates, key=lambda b: b.estimate_us(num_qubits, measured, length))
+
+    def for_mutants(self, choice: str | Backend | None, job: object, inputs: int) -> Backend:
+        """The backend of a mutation run of `job`'s model, each mutant on `inputs` inputs: the
+        chosen one, or for auto the lowest `mutant_us` (prefix reuse and per-mutant costs count)."""
+        if isinstance(choice, Backend) or (choice or AUTO) != AUTO:
+            return self.for_job(choice, job)
+        n, m, ops = job.num_qubits, len(job.measured), len(job.ops)  # type: ignore[attr-defined]
+        return min((self._entries[name] for name in self._auto_names()), key=lambda b: b.mutant_us(n, m, ops, inputs))
 
     def for_job(self, choice: str | Backend | None, job: object) -> Backend:
         """`resolve` for a program: its width, readout and compiled length."""

@@ -31,13 +31,15 @@ def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
     return max((float(np.max(np.abs(a[i : i + rows] - b[i : i + rows]))) for i in range(0, len(a), rows)), default=0.0)
 
 
-def compile(original: Model, backend: str | Backend | None = None, noise: object = None) -> Compiled:
-    """The original compiled for a backend (a name, auto when None, or a Backend): compile once,
+def compile(original: Model, backend: str | Backend | None = None, noise: object = None, inputs: int = 100) -> Compiled:
+    """The original compiled for a backend (a name, or auto when None: the lowest cost per
+    (mutant, input) for mutants sent with `inputs` inputs, `Registry.for_mutants`): compile once,
     then ask `mutant_outcomes` per (mutant, data set). A function of this module rather than a
     Backend method: the backend interface stays below the engine it would otherwise need."""
     from qmltest.simulate.backends import REGISTRY
 
-    return Compiled(original, REGISTRY.for_job(backend, program.of_model(original)), noise)
+    job = program.class_view(original)[0] if Compiled.wide(original) else program.of_model(original)
+    return Compiled(original, REGISTRY.for_mutants(backend, job, inputs), noise)
 
 
 class Compiled:
@@ -53,15 +55,36 @@ class Compiled:
         """The concrete backend (auto resolved for the original's width): its capabilities, not its
         name, decide prefix reuse and mutant batching."""
         self.noise = noise
+        self.marginal = self.wide(original)
+        """Past BUCKET_OUTCOMES outcomes (where the evidence reads class buckets anyway) each model
+        is simulated for the marginal its class scores read (`program.class_view`): x % 2 over 20
+        measured qubits returns 2 probabilities per input, not 2^20. Equivalence is then judged on
+        what the readout reads. Narrower readouts keep every outcome (their reports unchanged)."""
         self._orig_probs: dict[str, np.ndarray] = {}
         self._prefix: dict[str, Any] = {}  # data fingerprint -> resume.Checkpoints
         self._reduced_cache: list[tuple[np.ndarray, ...]] = []  # (probs, matrix, reduced...), newest last
         self._batched: dict[tuple[str, str], np.ndarray] = {}  # `prefetch`ed probabilities by (program, data) content
         self._forms: OrderedDict[tuple[str, tuple[int, ...]], linearity.Form | None] = OrderedDict()
 
+    marginals = True
+    """Simulate the class marginal past BUCKET_OUTCOMES outcomes (off: every outcome, as before)."""
+
+    @classmethod
+    def wide(cls, original: Model) -> bool:
+        """Whether runs of this original read the class marginal (`marginal`)."""
+        return cls.marginals and 2 ** len(program.of_model(original).measured) > readout.BUCKET_OUTCOMES
+
+    def job(self, model: Model) -> program.Circuit:
+        """The program `probs` runs for a model: its class view past BUCKET_OUTCOMES outcomes."""
+        return program.class_view(model)[0] if self.marginal else program.of_model(model)
+
+    def matrix(self, model: Model) -> np.ndarray:
+        """The readout matrix over the outcomes `probs` returns for a model."""
+        return program.class_view(model)[1] if self.marginal else model.readout_matrix
+
     def probs(self, model: Model, data: Data) -> np.ndarray:
         if self._batched:
-            hit = self._batched.pop((program.content_key(program.of_model(model)), data.fingerprint), None)
+            hit = self._batched.pop((program.content_key(self.job(model)), data.fingerprint), None)
             if hit is not None:
                 return hit
         encoded = data.encoded
@@ -78,7 +101,7 @@ class Compiled:
             reused = self._resumed(model, data)
             if reused is not None:
                 return reused
-        return engine.probabilities(program.of_model(model), encoded, self.backend, noise=self.noise)
+        return engine.probabilities(self.job(model), encoded, self.backend, noise=self.noise)
 
     PREFETCH_BYTES = 256 * 2**20
     """Probabilities one `prefetch` may hold until they are read."""
@@ -98,15 +121,13 @@ class Compiled:
             same = [m for m in models if m is not self.original and m.manifest["preprocessing"] == pre]
             if len(same) < 2:
                 continue
-            per = len(data.encoded) * 8 * max(2 ** len(program.of_model(m).measured) for m in same)
+            per = len(data.encoded) * 8 * max(2 ** len(self.job(m).measured) for m in same)
             take = same[: budget // max(per, 1)]
             if len(take) < 2:  # the budget is spent: the rest run one by one
                 continue
             budget -= per * len(take)
-            for m, p in zip(
-                take, engine.probabilities_many([program.of_model(m) for m in take], data.encoded, self.backend)
-            ):
-                self._batched[(program.content_key(program.of_model(m)), data.fingerprint)] = p
+            for m, p in zip(take, engine.probabilities_many([self.job(m) for m in take], data.encoded, self.backend)):
+                self._batched[(program.content_key(self.job(m)), data.fingerprint)] = p
             made += len(take)
         return made
 
@@ -123,12 +144,12 @@ class Compiled:
         """A mutant resumed from the original's checkpoints (`qmltest.simulate.resume`)."""
         key = data.fingerprint
         if key not in self._prefix:
-            orig = program.of_model(self.original)
+            orig = self.job(self.original)
             if not program.reusable(orig, data.encoded):
                 return None
             self._prefix.clear()  # one data set's checkpoints at a time: memory stays bounded
             self._prefix[key] = resume.Checkpoints(orig, data.encoded, self.fuse)
-        return self._prefix[key].probabilities(program.of_model(model))
+        return self._prefix[key].probabilities(self.job(model))
 
     data_forms = True
     """Class probabilities of DFC mutants from Gram forms where they apply (off: per mutant)."""
@@ -208,8 +229,8 @@ class Compiled:
             others[list(cols)] = False  # type: ignore[arg-type]
             if encoded is not None and np.array_equal(encoded[:, others], data.encoded[:, others]):
                 if form.unchanged(encoded):  # the reference's state up to a phase on every input
-                    return self.original_probs(data), self.original.readout_matrix, "equivalent"
-                base, bmat = self.reduced(self.original_probs(data), self.original.readout_matrix)
+                    return self.original_probs(data), self.matrix(self.original), "equivalent"
+                base, bmat = self.reduced(self.original_probs(data), self.matrix(self.original))
                 q = form.probabilities(encoded)
                 probs = (
                     q
@@ -219,7 +240,7 @@ class Compiled:
                 if max_abs_diff(probs, base) >= EQUIVALENCE_TOL * self.original.readout_matrix.shape[0]:
                     return probs, bmat, "ok"
         probs, status = self.mutant_probs(mutant, data)
-        return probs, mutant.readout_matrix, status
+        return probs, self.matrix(mutant), status
 
     def original_probs(self, data: Data) -> np.ndarray:
         key = data.fingerprint
@@ -264,8 +285,8 @@ class Compiled:
             return None, f"incompetent: {exc}"
         base = self.original_probs(data)
         if p.shape != base.shape:  # the readout changed (remove-measure): compare class probabilities
-            p_cls = readout.class_probabilities(p, mutant.readout_matrix, mutant.num_classes)
-            base = readout.class_probabilities(base, self.original.readout_matrix, self.original.num_classes)
+            p_cls = readout.class_probabilities(p, self.matrix(mutant), mutant.num_classes)
+            base = readout.class_probabilities(base, self.matrix(self.original), self.original.num_classes)
             return p, "equivalent" if max_abs_diff(p_cls, base) < EQUIVALENCE_TOL else "ok"
         if max_abs_diff(p, base) < EQUIVALENCE_TOL:
             return p, "equivalent"

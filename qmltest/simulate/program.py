@@ -20,7 +20,7 @@ from qmltest.model import ir as irmod
 from qmltest.model import readout
 from qmltest.simulate import memory, statevector
 
-REGISTERS = ("readout", "all")
+REGISTERS = ("readout", "all", "classes")
 
 
 class Circuit:
@@ -201,11 +201,14 @@ def _readout_job(model: object) -> Circuit:
 def of_model(model: object, register: str = "readout") -> Circuit:
     """The program of a model (an `artifact.Model`), compiled once per model object.
 
-    register 'readout' measures the readout qubits; 'all' every qubit (QCov's basis states S).
+    register 'readout' measures the readout qubits; 'all' every qubit (QCov's basis states S);
+    'classes' the readout qubits the class scores depend on (`class_view`).
     """
     if register not in REGISTERS:
         raise InputError(f"register must be one of {', '.join(REGISTERS)}, got '{register}'")
     memo = model.memo  # type: ignore[attr-defined]
+    if register == "classes":
+        return class_view(model)[0]
     if "program/readout" not in memo:
         memo["program/readout"] = _readout_job(model)
     if register == "readout":

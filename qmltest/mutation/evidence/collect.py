@@ -120,7 +120,8 @@ _evaluate_task.prepare = _prepare_batch  # type: ignore[attr-defined]  # run onc
 
 def correct_mask(original: Model, evaluator: Evaluator, suite: Data) -> np.ndarray:
     """Inputs the original classifies correctly (exactly): the majority criterion's test suite."""
-    return original.predict(evaluator.original_probs(suite)) == suite.y
+    probs = evaluator.original_probs(suite)
+    return readout.predict(probs, evaluator.sim.matrix(original), original.num_classes) == suite.y
 
 
 def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Evaluator, opts: Options) -> dict:

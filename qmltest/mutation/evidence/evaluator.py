@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.data.labelled import Data
+from qmltest.model import readout
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence import stats
 from qmltest.simulate.compiled import EQUIVALENCE_TOL, Compiled, max_abs_diff  # noqa: F401  (their old home)
@@ -30,9 +31,10 @@ class Evaluator:
         seed: int,
         noise: object = None,
         backend: str | None = None,
+        inputs: int = 100,
     ) -> None:
         self.original = original
-        self.sim: Compiled = compile_model(original, backend, noise)
+        self.sim: Compiled = compile_model(original, backend, noise, inputs)
         self.backend = self.sim.backend
         self.noise = noise
         self.repeats = repeats
@@ -75,7 +77,7 @@ class Evaluator:
         m = self.original
         sel = slice(None) if mask is None else mask
         rng = np.random.default_rng(seed_of(self.seed, key, data.fingerprint))
-        cmat = m.readout_matrix if matrix is None else matrix
+        cmat = self.sim.matrix(m) if matrix is None else matrix
         n = self.repeats if repeats is None else repeats
         if self.shots is not None:
             probs, cmat = self.reduced(probs, cmat)
@@ -95,8 +97,9 @@ class Evaluator:
         key = f"{data.fingerprint}/{len(idx)}"
         if key not in self._orig_win:
             probs = self.original_probs(data)[idx]
+            matrix, classes = self.sim.matrix(self.original), self.original.num_classes
             rng = np.random.default_rng(seed_of(self.seed, "original-votes", data.fingerprint))
             self._orig_win[key] = votes.original_win(
-                probs, self.original.readout_matrix, data.y[idx], self.original.predict, self.shots, rng
+                probs, matrix, data.y[idx], lambda p: readout.predict(p, matrix, classes), self.shots, rng
             )
         return self._orig_win[key]

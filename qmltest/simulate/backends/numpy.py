@@ -7,13 +7,19 @@ from __future__ import annotations
 import numpy as np
 
 from qmltest.simulate import memory, program, statevector
-from qmltest.simulate.backend import Backend, Capabilities
+from qmltest.simulate.backend import Backend, Capabilities, interpolated
 
 NS_PER_OP_AMPLITUDE = 0.5
 """Time per compiled op and state amplitude, fused (`make bench-engine` scaling table,
 hardware-efficient circuit, 64 inputs, 2 cores: 0.40-0.97 ns from 12 to 20 qubits, median 0.46,
 with passes split over the cores; 0.7 before). One readout qubit: numpy up to 11 qubits (measured
 118-120 against Aer's 140-143 us per input), Aer from 12 (126-186 against numpy's 193-235)."""
+
+
+MUTANT_NS = ((12, 0.48), (16, 0.55), (20, 0.97))
+"""Measured ns per op and amplitude per (mutant, input) in a mutation run, QML mutants resumed from
+the original's checkpoints (2 cores, z_feature_map + real_amplitudes(reps=2), 30, 20 and 6 mutants
+on 100, 50 and 10 inputs; `benchmarks/scale.py`); linear in the width between the rows."""
 
 
 class NumpyBackend(Backend):
@@ -49,6 +55,9 @@ class NumpyBackend(Backend):
 
     def estimate_us(self, num_qubits: int, measured: int, ops: int) -> float:
         return NS_PER_OP_AMPLITUDE * 1e-3 * ops * 2.0**num_qubits
+
+    def mutant_us(self, num_qubits: int, measured: int, ops: int, inputs: int) -> float:
+        return interpolated(MUTANT_NS, num_qubits) * 1e-3 * ops * 2.0**num_qubits
 
 
 def _batch(job: program.Circuit, encoded: np.ndarray) -> np.ndarray:
