@@ -8,7 +8,7 @@ EXTRAS ?= dev,pennylane,hardware,torch,docs
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-rerun bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-peers bench-rerun bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -65,6 +65,12 @@ bench-mutate-wide: install
 # The QML suite at 8, 12 and 16 qubits (16: a stratified sample) against Aer with batched binds, peak RSS.
 bench-scale: install
 	$(PY) benchmarks/scale.py
+
+# The same mutants x inputs per width with qmltest, Aer batched binds, qulacs (1 thread, all cores)
+# and PennyLane lightning.qubit, each in its own process (results/bench/peers.txt).
+bench-peers: install
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) benchmarks/scale.py --peers 8,12,16,20
 
 # A finished mutate run run again, and resumed after a kill, against the whole run (results/bench/rerun.txt).
 bench-rerun: install

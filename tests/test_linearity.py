@@ -73,8 +73,11 @@ def test_split_refuses_where_not_multilinear() -> None:
     assert linearity.split(program.Circuit(QuantumCircuit(2), (0, 1), (), amplitude=True), (0,)) is None
 
 
-def test_dfc_mutant_outcomes_from_a_form_match_its_own_simulation() -> None:
-    """11 qubits: past votes.BUCKET_OUTCOMES (1024) outcomes, where the evidence reads class buckets."""
+@pytest.mark.parametrize("marginals", [False, True])
+def test_dfc_mutant_outcomes_from_a_form_match_its_own_simulation(marginals, monkeypatch) -> None:
+    """11 qubits: past votes.BUCKET_OUTCOMES (1024) outcomes, where the evidence reads class buckets;
+    every outcome simulated per mutant, or (marginals) only qubit 0's, as x % 2 reads."""
+    monkeypatch.setattr(Compiled, "marginals", marginals)
     model = vqc(11)
     raw = np.random.default_rng(1).uniform(0, np.pi, (8, 11))
     full = engine.probabilities(program.of_model(model), model.encode(raw), REGISTRY.get("numpy"))
@@ -89,15 +92,15 @@ def test_dfc_mutant_outcomes_from_a_form_match_its_own_simulation() -> None:
     for mutant in mutants:
         probs, matrix, status = ev.mutant_outcomes(mutant, data)
         full, own_status = ev.mutant_probs(mutant, data)
-        if matrix.shape[0] == 2:  # from the form: class buckets
-            formed += 1
-            assert status == "ok" == own_status
-            want = (full @ mutant.readout_matrix) / full.sum(axis=1, keepdims=True)
-            np.testing.assert_allclose(probs, want, atol=1e-9)
-        elif status == "equivalent":  # local states unchanged up to a phase: the original's outcomes
+        if status == "equivalent":  # local states unchanged up to a phase: the original's outcomes
             unchanged += 1
             assert own_status == "equivalent"
             assert np.abs(probs - full).max() < 1e-10 and probs is ev.original_probs(data)
+        elif matrix.shape[0] == 2 and not np.array_equal(probs, full):  # from the form: class buckets
+            formed += 1
+            assert status == "ok" == own_status
+            want = (full @ ev.sim.matrix(mutant)) / full.sum(axis=1, keepdims=True)
+            np.testing.assert_allclose(probs, want, atol=1e-9)
         else:  # handed to the per-outcome path (close to the original, or encoded otherwise)
             np.testing.assert_array_equal(probs, full)
             assert status == own_status

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qmltest.model.artifact import Model
+from qmltest.model.readout import BUCKET_OUTCOMES
 from qmltest.mutation.options import Options
 from qmltest.mutation.strategies import chooser as strategies
 from qmltest.mutation.strategies import sampling
@@ -62,8 +63,9 @@ def until(original: Model, opts: Options, out: Path | None, one_round: Round) ->
 def projection(original: Model, suites: list, opts: Options, backend: str | None) -> dict | None:
     """How many mutants x inputs a site-strategy run simulates and its projected seconds: start-up,
     every site generated, each mutant and null copy's evidence, and the simulation by the chosen
-    backend's measured cost per (mutant, input) (`Backend.mutant_us`, the model auto chooses by);
-    None for the search strategy, whose mutant count is found while it runs."""
+    backend's measured cost per (mutant, input) (`Backend.mutant_us`, the model auto chooses by),
+    DFC mutants past BUCKET_OUTCOMES at the cheaper of that and their Gram forms' states; None
+    for the search strategy, whose mutant count is found while it runs."""
     opts = opts.resolved()
     planned = strategies.get(opts.strategy).plan(original, opts)
     if planned is None:
@@ -79,5 +81,12 @@ def projection(original: Model, suites: list, opts: Options, backend: str | None
         cost = REGISTRY.for_mutants("auto", job, each).mutant_us(*shape)
     rows = mutants * inputs  # the null copies reuse the original's probabilities: no simulation
     records = (mutants + opts.null_copies) * len(suites)  # each mutant and null copy's evidence per suite
-    seconds = START_S + records * EVIDENCE_S + planned.total * GENERATE_S + rows * cost * 1e-6
+    simulated = rows * cost
+    dfc = sum(len(found) for op, found, _ in planned.sites if op.name == "DFC") * mutants / max(planned.total, 1)
+    if dfc and not original.amplitude and 2 ** len(program.of_model(original).measured) > BUCKET_OUTCOMES:
+        pairs = {s.args[1:3] for op, found, _ in planned.sites if op.name == "DFC" for s in found}
+        states = 1 + len(original.ir.inputs) + min(len(pairs), dfc)  # Gram forms share B_{} and the single flips
+        state_us = REGISTRY.get("numpy").mutant_us(*shape)
+        simulated -= dfc * inputs * cost - min(dfc * inputs * cost, states * inputs * state_us)
+    seconds = START_S + records * EVIDENCE_S + planned.total * GENERATE_S + simulated * 1e-6
     return {"mutants": mutants, "inputs": inputs, "rows": rows, "backend": chosen.name, "seconds": seconds}
