@@ -144,9 +144,7 @@ def one_engine(engine: str, model_path: Path, test: Path, mutants: int, inputs: 
     seconds = time.perf_counter() - start
     first = made[0]
     ref = sim_engine.probabilities(program.of_model(first).with_measured((0,)), first.encode(x), "numpy")
-    mine = got[0] @ program.class_view(first)[1] if engine.startswith("qmltest") else got[0]
-    if engine.startswith("qmltest"):
-        ref = ref @ np.eye(2)
+    mine = got[0] @ sim.matrix(first) if engine.startswith("qmltest") else got[0]  # x % 2: P(qubit 0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     diff = float(np.abs(np.asarray(mine) - ref).max())
     return {
