@@ -113,10 +113,13 @@ def flatten(circuit: QuantumCircuit) -> Flat:
 def natural_order(params: Sequence[Parameter]) -> list[Parameter]:
     """Parameters in feature order: vector elements by index, plain names naturally (x_2 before x_10)."""
 
-    def key(p: Parameter) -> tuple:
+    def natural(name: str) -> tuple:
+        return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", name) if t)
+
+    def key(p: Parameter) -> tuple:  # one shape for both kinds: a circuit may mix them (x with w[0..k])
         if isinstance(p, ParameterVectorElement):
-            return (p.vector.name, p.index)
-        return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", p.name) if t), 0
+            return (natural(p.vector.name), p.index)
+        return (natural(p.name), -1)
 
     return sorted(params, key=key)
 

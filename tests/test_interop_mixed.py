@@ -1,0 +1,50 @@
+"""Issue 60: a hand-built circuit that mixes a scalar feature Parameter with ParameterVector weights
+imports (it stopped with an internal TypeError, exit 3, sorting the two kinds of parameter), with
+its weights bound in the vector's index order and its outputs equal to Qiskit's Statevector."""
+
+from __future__ import annotations
+
+import numpy as np
+from qiskit.circuit import Parameter, ParameterVector, QuantumCircuit
+from qiskit.quantum_info import Statevector
+
+from qmltest.interop import from_circuit
+from qmltest.interop.flattening import natural_order
+from qmltest.simulate import engine, program
+
+
+def _circuit() -> tuple[QuantumCircuit, Parameter, ParameterVector]:
+    x, x2, w = Parameter("x"), Parameter("x_2"), ParameterVector("w", 3)
+    qc = QuantumCircuit(2)
+    qc.ry(x, 0)
+    qc.ry(x2, 1)
+    qc.cx(0, 1)
+    qc.ry(w[0], 0)
+    qc.rz(w[1], 1)
+    qc.ry(w[2], 1)
+    return qc, (x, x2), w
+
+
+def test_mixed_parameters_sort_without_error() -> None:
+    qc, (x, x2), w = _circuit()
+    x10 = Parameter("x_10")
+    assert [p.name for p in natural_order([w[2], x10, x, w[0], x2, w[1]])] == [
+        "w[0]",
+        "w[1]",
+        "w[2]",
+        "x",
+        "x_2",
+        "x_10",
+    ]
+
+
+def test_a_circuit_mixing_a_scalar_feature_and_vector_weights_imports_exactly() -> None:
+    qc, (x, x2), w = _circuit()
+    weights = np.array([0.3, -0.7, 1.1])
+    model = from_circuit(qc, weights, [x, x2], readout="modulo", classes=[0, 1])
+    assert model.manifest["import"]["weights"] == 3 and model.manifest["import"]["roundtrip"]["max_abs_diff"] < 1e-12
+    feats = np.array([[0.2, 1.3], [2.0, -0.4]])
+    ours = engine.probabilities(program.of_model(model), model.encode(feats))
+    for row, values in zip(ours, feats):
+        bound = qc.assign_parameters({x: values[0], x2: values[1], **dict(zip(w, weights))})
+        np.testing.assert_allclose(row, Statevector(bound).probabilities(), atol=1e-12)
