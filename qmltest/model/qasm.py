@@ -84,6 +84,34 @@ def _statement_line(program: ast.Program, kinds: tuple[str, ...]) -> int | None:
     return None
 
 
+UNSUPPORTED_NODES = {
+    "ConstantDeclaration": "const declarations (bind the value into the gates, or declare an input)",
+    "ClassicalDeclaration": "classical variables",
+    "AliasStatement": "let aliases",
+    "SubroutineDefinition": "def subroutines",
+    "ExternDeclaration": "extern declarations",
+    "DelayInstruction": "delay",
+}
+"""Words for the OpenQASM 3 statements the importer does not convert (its node type names)."""
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _unsupported(source: str, message: str) -> str:
+    """One line for what the importer refuses: 'SOURCE:LINE: not supported: WHAT' for valid OpenQASM 3
+    that qmltest does not take, 'malformed' for a program that is not valid (an undefined gate)."""
+    located = re.match(r"(\d+),(\d+): (.*)", message)
+    at, what = (f":{located[1]}", located[3]) if located else ("", message)
+    if "supported" not in what:  # an undefined gate, a wrong arity: not a valid program
+        return f"{source}{at}: malformed OpenQASM 3: {what}"
+    what = re.sub(r"node of type (\w+) is not supported", lambda m: UNSUPPORTED_NODES.get(m[1], m[1]), what)
+    if "inputs are supported" in what:
+        what += " (an input array: declare one `input float[64]` per feature)"
+    return f"{source}{at}: not supported: {what}"
+
+
 LARGE = 20_000
 """Lines beyond which parsing announces itself: the ANTLR parser takes ~0.4 ms a line (linear)."""
 PARSE_SECONDS_PER_LINE = 4e-4
@@ -112,13 +140,16 @@ def loads(text: str, source: str = "<string>") -> tuple[QuantumCircuit, list[Spa
     try:
         with contextlib.redirect_stderr(buf):  # the ANTLR runtime prints its own lines otherwise
             program = openqasm3.parse(text)  # once: the circuit and every statement's span come from it
-            circuit = qiskit_qasm3_import.convert(program)
-    except Exception as exc:  # the importer raises several unrelated types
+    except Exception as exc:  # the parser raises several unrelated types
         where = _syntax_error(text)
         if where:
             raise InputError(f"{source}:{where}") from None
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{source}: malformed OpenQASM 3: {first}") from None
+        raise InputError(f"{source}: malformed OpenQASM 3: {_first_line(exc)}") from None
+    try:
+        with contextlib.redirect_stderr(buf):
+            circuit = qiskit_qasm3_import.convert(program)
+    except Exception as exc:  # valid OpenQASM 3 that a QNN circuit here cannot hold
+        raise InputError(_unsupported(source, _first_line(exc))) from None
     for inst in circuit.data:
         op = inst.operation
         if op.name in CONTROL_FLOW or getattr(op, "condition", None) is not None:
