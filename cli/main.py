@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "evaluate",
         "Classify a dataset split with the model; print accuracy and per-class accuracy.",
     ),
+    "predict": (
+        "predict_cmd",
+        "predict",
+        "Predict every input: its label, prediction and class probabilities (or scores).",
+    ),
     "profile": ("profile_cmd", "profile", "Profile l(s), u(s), mean, std, median and MAD per basis state."),
     "cover": ("cover_cmd", "cover", "Coverage of a test suite: totals, per-state detail, growth per input, per part."),
     "diversity": (

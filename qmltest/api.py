@@ -28,6 +28,7 @@ from qmltest.report.results import (  # noqa: F401
     EvaluationResult,
     FuzzResult,
     MutationResult,
+    PredictionResult,
     ProfileResult,
     Result,
 )
@@ -68,6 +69,41 @@ def evaluate(
     name, part = datasets.parse_spec(spec, split)  # a split written in the spec wins over split
     result.update(data=name, split=part, model=name_of, versions=report.versions())
     return EvaluationResult(result, {"model_name": m.manifest["name"], "noise_name": getattr(cfg, "name", None)})
+
+
+def predict(
+    model: Source,
+    data: str | np.ndarray | None = None,
+    *,
+    split: str = "test",
+    shots: int | None = None,
+    per_class: int | None = None,
+    seed: int = 0,
+    noise: str | Path | None = None,
+    target: str | None = None,
+    backend: str = "auto",
+    manifest: str | Path | None = None,
+) -> PredictionResult:
+    """Per-input predictions: one row per input with its index, label, prediction and class scores,
+    exact (`shots=None`, the default) or as shot frequencies. `data`: a data spec as elsewhere
+    (labels kept) or an array of raw inputs (no labels)."""
+    from qmltest.evaluate import per_input
+
+    check_range("--shots", shots, 1, 10**8)
+    check_range("--per-class", per_class, 1, 10**7)
+    m, name_of = model_and_name(model, manifest)
+    cfg = noise_of(noise, target)
+    if isinstance(data, np.ndarray) or (data is not None and not isinstance(data, (str, Path))):
+        x, y, name, part = np.asarray(data, dtype=float), None, "array", None
+        if x.ndim != 2:
+            raise InputError(f"predict: inputs must be a 2-D array (inputs x features), got shape {x.shape}")
+    else:
+        spec = model_data(m, None if data is None else str(data), split, "--data")
+        x, y = datasets.select(spec, split, m.classes, per_class, seed)
+        name, part = datasets.parse_spec(spec, split)
+    result = per_input(m, x, y, shots, seed, backend, cfg)
+    result.update(model=name_of, data=name, split=part, versions=report.versions())
+    return PredictionResult(result)
 
 
 def profile(
@@ -330,6 +366,7 @@ __all__ = [
     "EvaluationResult",
     "FuzzResult",
     "MutationResult",
+    "PredictionResult",
     "ProfileResult",
     "Result",
     "cover",
@@ -340,5 +377,6 @@ __all__ = [
     "load",
     "merge",
     "mutate",
+    "predict",
     "profile",
 ]

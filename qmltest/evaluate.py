@@ -127,3 +127,53 @@ def _on_device(
 
     outcome = budget_mod.predict(draw, len(x), model.readout_matrix, budget, g)
     return outcome.predictions, outcome.to_dict(budget, budget_mod.ALPHA)
+
+
+PREDICTIONS_FORMAT = "qmltest.predictions/1"
+
+
+def per_input(
+    model: Model,
+    x: np.ndarray,
+    labels: np.ndarray | None,
+    shots: int | None,
+    seed: int = 0,
+    backend: str | None = None,
+    noise: object = None,
+) -> dict:
+    """One row per input: its index, label (None for bare inputs), prediction and class scores:
+    the exact class probabilities, or with `shots` the classes' shot frequencies (an expectation
+    readout's scores are its class scores, not probabilities). Predictions are `Model.predict`'s
+    (ties to the lower class), so they match `evaluate`'s exact run."""
+    y = None if labels is None else label_indices(model, labels)
+    register, matrix = "readout", model.readout_matrix
+    if noise is None and 2 ** len(program.of_model(model).measured) > readout.BUCKET_OUTCOMES:
+        register, matrix = "classes", program.class_view(model)[1]
+    probs = model_probabilities(model, x, backend, register, noise=noise)
+    if shots is not None:
+        probs = engine.sample_counts(probs, shots, np.random.default_rng(seed)) / shots
+    expectation = model.manifest["readout"].get("kind") == "expectation"
+    scores = probs @ matrix if expectation else readout.class_probabilities(probs, matrix, model.num_classes)
+    pred = readout.predict(probs, matrix, model.num_classes)
+    names = [str(c) for c in model.classes]
+    rows = [
+        {
+            "index": i,
+            "label": None if y is None else names[int(y[i])],
+            "prediction": names[int(pred[i])],
+            "correct": None if y is None else bool(pred[i] == y[i]),
+            "scores": {c: float(s) for c, s in zip(names, scores[i])},
+        }
+        for i in range(len(x))
+    ]
+    return {
+        "format": PREDICTIONS_FORMAT,
+        "model_sha256": model.sha256,
+        "classes": names,
+        "score": "expectation" if expectation else "probability",
+        "exact": shots is None,
+        "shots": shots,
+        "seed": seed,
+        "backend": REGISTRY.for_job(backend, program.of_model(model, register)).name,
+        "rows": rows,
+    }

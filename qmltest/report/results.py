@@ -106,6 +106,45 @@ class EvaluationResult(Result):
         return f"accuracy {self.accuracy:.3f} [{lo:.3f}, {hi:.3f}] on {self.data['samples']} inputs"
 
 
+class PredictionResult(Result):
+    """Per-input predictions (`api.predict`): one row per input, its class scores as columns."""
+
+    kind = "predictions"
+
+    @property
+    def predictions(self) -> list[str]:
+        return [r["prediction"] for r in self.data["rows"]]
+
+    def rows(self) -> list[dict]:
+        return [
+            {k: v for k, v in r.items() if k != "scores"}
+            | {f"{self.data['score'][0]}_{c}": s for c, s in r["scores"].items()}
+            for r in self.data["rows"]
+        ]
+
+    def to_csv(self) -> str:
+        """The rows as CSV: index, label, prediction, correct, then one score column per class
+        (p_CLASS for probabilities, e_CLASS for an expectation readout's scores), 17 digits."""
+        import csv
+        import io
+
+        rows = self.rows()
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        head = ["index", "label", "prediction", "correct"] + [
+            f"{self.data['score'][0]}_{c}" for c in self.data["classes"]
+        ]
+        writer.writerow(head)
+        for r in rows:
+            writer.writerow(["" if r[k] is None else (repr(r[k]) if isinstance(r[k], float) else r[k]) for k in head])
+        return buf.getvalue()
+
+    def summary(self) -> str:
+        right = [r["correct"] for r in self.data["rows"] if r["correct"] is not None]
+        tail = f", {sum(right)} of {len(right)} correct" if right else ""
+        return f"{len(self.data['rows'])} predictions{tail}"
+
+
 class CoverageResult(Result):
     kind = "coverage"
 
