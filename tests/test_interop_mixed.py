@@ -48,3 +48,50 @@ def test_a_circuit_mixing_a_scalar_feature_and_vector_weights_imports_exactly() 
     for row, values in zip(ours, feats):
         bound = qc.assign_parameters({x: values[0], x2: values[1], **dict(zip(w, weights))})
         np.testing.assert_allclose(row, Statevector(bound).probabilities(), atol=1e-12)
+
+
+HAND = """OPENQASM 3.0;
+include "stdgates.inc";
+input float[64] feat_a;
+input float[64] feat_b;
+input float[64] w0;
+input float[64] w1;
+qubit[2] q;
+ry(feat_a) q[0];
+ry(feat_b) q[1];
+cx q[0], q[1];
+ry(w0) q[0];
+ry(w1) q[1];
+"""
+
+
+def test_weights_named_as_weights_are_never_taken_for_features(tmp_path) -> None:
+    """A hand-written file with inputs feat_a, feat_b, w0, w1 and no --weights used to import as a
+    four-feature, zero-weight classifier without a word; it is one line naming the weights and the
+    option that settles it, and with --weights it imports with two features."""
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    (tmp_path / "hand.qasm").write_text(HAND)
+    res = runner.invoke(app, ["import", str(tmp_path / "hand.qasm"), "--out", str(tmp_path / "m"), "--classes", "0,1"])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "['w0', 'w1'] look like weights" in res.stderr and "--features feat_a,feat_b" in res.stderr
+    np.save(tmp_path / "w.npy", np.array([0.4, -1.2]))
+    res = runner.invoke(
+        app,
+        ["import", str(tmp_path / "hand.qasm"), "--out", str(tmp_path / "m"), "--classes", "0,1"]
+        + ["--weights", str(tmp_path / "w.npy"), "--features", "feat_a,feat_b"],
+    )
+    assert res.exit_code == 0, res.output
+    from qmltest.model import artifact
+
+    model = artifact.load(tmp_path / "m")
+    assert len(model.ir.inputs) == 2 and model.manifest["import"]["weights"] == 2
+
+
+def test_a_feature_map_alone_still_imports_as_features() -> None:
+    from qiskit.circuit.library import z_feature_map
+
+    model = from_circuit(z_feature_map(3), None, readout="modulo", classes=[0, 1])
+    assert len(model.ir.inputs) == 3 and model.manifest["import"]["weights"] == 0

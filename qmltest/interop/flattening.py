@@ -131,6 +131,16 @@ def _looks_like_feature(p: Parameter) -> bool:
     return re.fullmatch(r"_?x(\[\d+\]|_\d+_?|\d+)?", p.name) is not None
 
 
+_WEIGHT_NAME = re.compile(r"_?(w|wt|weights?|theta|θ|params?|phi|φ)(\[\d+\]|_?\d+_?)?", re.IGNORECASE)
+
+
+def _looks_like_weight(p: Parameter) -> bool:
+    """Names trained weights usually carry (w0, θ[3], weights_2, theta): with none given, a
+    circuit holding them would silently take them as features."""
+    name = p.vector.name if isinstance(p, ParameterVectorElement) else p.name
+    return _WEIGHT_NAME.fullmatch(name) is not None
+
+
 def split_parameters(
     circuit: QuantumCircuit, input_params: Sequence[Parameter | str] | None, weights: object
 ) -> tuple[list[Parameter], list[Parameter]]:
@@ -154,7 +164,14 @@ def split_parameters(
                 f"cannot split the circuit's parameters {[p.name for p in every][:6]} into features and weights: "
                 "name the features (--features / input_params)"
             )
-    else:
+    else:  # no weights: every parameter is a feature, unless some are named as weights are
+        weightish = [p.name for p in every if _looks_like_weight(p)]
+        if weightish:
+            rest = [p.name for p in every if p.name not in set(weightish)]
+            raise InputError(
+                f"parameters {weightish[:6]} look like weights but no weights were given: give them "
+                f"(--weights FILE) or name the features (--features {','.join(rest[:6]) or 'NAMES'})"
+            )
         inputs = list(every)
     chosen = {p.name for p in inputs}
     return inputs, [p for p in every if p.name not in chosen]
