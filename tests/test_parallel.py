@@ -299,13 +299,13 @@ def test_a_worker_killed_in_the_middle_of_a_mutate_run_gives_the_same_report() -
         def tick(k: int = 1, more: int = 0) -> None:
             if k:  # more= only grows the bar's total
                 ticks.append(k)
-            if len(ticks) == generated + 3:  # three mutants evaluated, the rest still queued or running
+            if len(ticks) == 3:  # three mutants done, the rest still queued or running
                 os.kill(pid, signal.SIGKILL)
 
         result, _ = pipeline.run(model, [suite], opts, progress=tick, where=where)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the worker really died
-    assert len(ticks) == 2 * generated
+    assert len(ticks) == generated  # one tick per mutant, whichever worker ran it
     assert result == expected
 
 

@@ -156,3 +156,23 @@ def test_precision_interval_holds_the_whole_suite_score_at_12_qubits(tmp_path) -
         assert s["sampled"] < s["population"]  # the stop came from the width, not from running everything
         held += lo <= full <= hi
     assert held >= 4, (held, widths)
+
+
+@pytest.mark.parametrize("extra", [{}, {"sample": 40}])
+def test_progress_totals_equal_the_work(extra) -> None:
+    """Issue 59: the bar's total is the planned mutants from the start and never grows (totals
+    jumped 128, 320, 704 for 271 mutants); each mutant ticks once, and the total ends equal to the
+    ticks (duplicates come off it)."""
+    from qmltest import api
+
+    totals, ticks = [0], [0]
+
+    def advance(k: int = 1, more: int = 0) -> None:
+        totals.append(totals[-1] + more)
+        ticks[0] += k
+
+    iris = Path(__file__).resolve().parents[1] / "data" / "models" / "zfm-ra-iris"
+    r = api.mutate(str(iris), suite="qml", null_copies=5, progress=advance, **extra)
+    first = next(t for t in totals if t)
+    assert max(totals) == first  # never grows past what was announced
+    assert totals[-1] == ticks[0] == len(r.data["mutants"])

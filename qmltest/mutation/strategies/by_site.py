@@ -41,8 +41,8 @@ class Sites(Strategy):
     def stream(self, state) -> tuple[Iterator[Mutant], int]:  # type: ignore[override]
         planned = self.plan(state.original, state.opts)
         if state.opts.sample is None:
-            state.tick(0, more=planned.total)  # one tick per site made; duplicates come off at the end
-            return iter_sites(state.original, planned, state.tick, state.generation), planned.total
+            state.tick(0, more=planned.total)  # one tick per mutant, once done; duplicates come off at the end
+            return iter_sites(state.original, planned, lambda k=1, more=0: None, state.generation), planned.total
         # every mutant made and de-duplicated first, then a sample of them scored
         kept = state.kept
         if kept.made is None:  # made once for every --precision round
@@ -53,8 +53,7 @@ class Sites(Strategy):
         picked, state.generation["sampling"] = sampling.sample_mutants(made, state.opts.sample, state.opts.seed)
         _prepare_forms(state, made, picked)
         picked = [replace(c, evidence=dict(c.evidence)) for c in picked]  # a round's own copies
-        state.tick(0, more=len(picked))
-        state.tick(len(picked))  # every one made already
+        state.tick(0, more=len(picked))  # one tick per picked mutant, once done
         return iter(picked), len(picked)
 
 

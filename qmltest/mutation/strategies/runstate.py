@@ -101,7 +101,8 @@ class RunState:
         cand.evidence = dict(rec.get("suites", {}))
         if cand.status == "scored" and any(s.name not in cand.evidence for s in self.suites):
             self.pending.append(cand)  # its touched gates come back with its evidence
-            self.tick(0, more=1)  # its evaluation ticks once more
+            if not self.strategy.enumerates:  # a search's total grows as it finds mutants
+                self.tick(0, more=1)
             return shipped(self.original, cand, self.remote)
         if cand.model is not None:
             stored = rec.get("touched")
@@ -125,6 +126,8 @@ class RunState:
                 task = self._take(cand) if self._wanted(made_count - 1, cand) else None
                 if task is not None:
                     batch.append(task)
+                elif self.strategy.enumerates:  # done at generation (cached, incompetent, left out): its tick
+                    self.tick(1)
             self.gen_seconds += time.perf_counter() - started_one
             if self.remote:
                 time.sleep(0)  # hand the GIL to Dask's event loop (the local scheduler lives here)
