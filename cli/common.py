@@ -239,6 +239,21 @@ def model_data(model: Any, spec: str | None, split: str, option: str) -> str:
     return api.model_data(model, spec, split, option)
 
 
+def data_option() -> Any:
+    """`--data` (declared once, in `options.data_options`)."""
+    return options.data_options()["data"][1]
+
+
+def split_option() -> Any:
+    """`--split` (declared once, in `options.data_options`)."""
+    return options.data_options()["split"][1]
+
+
+def manifest_option() -> Any:
+    """`--manifest` (declared once, in `options.model_options`)."""
+    return options.model_options()["manifest"][1]
+
+
 def noise_option() -> Any:
     """`--noise` (declared once, in `options.noise_options`)."""
     return options.noise_options()["noise"][1]

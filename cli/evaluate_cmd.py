@@ -8,9 +8,12 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     cluster_option,
+    data_option,
     handle_errors,
+    manifest_option,
     noise_option,
     out,
+    split_option,
     target_option,
     with_backend,
     workers_option,
@@ -30,11 +33,9 @@ from qmltest.util import writers as report
 def evaluate(
     ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    data: str = typer.Option(
-        None, help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS); default: the model's own data."
-    ),
-    split: str = typer.Option("test", help="train, test or all."),
-    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    data: str = data_option(),
+    split: str = split_option(),
+    manifest: Path = manifest_option(),
     shots: int = typer.Option(api.SHOTS, help="Shots per input (majority prediction)."),
     exact: bool = typer.Option(False, "--exact", help="Exact probabilities instead of shots."),
     shots_budget: int = typer.Option(

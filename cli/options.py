@@ -61,6 +61,20 @@ def model_options() -> Group:
     return {"manifest": (Path, typer.Option(None, help="Manifest for a bare .qasm file."))}
 
 
+def data_options() -> Group:
+    """The data a command reads the model's inputs from: a spec or a file, and the split."""
+    return {
+        "data": (
+            str,
+            typer.Option(
+                None,
+                help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS); default: the model's own data.",
+            ),
+        ),
+        "split": (str, typer.Option("test", help="train, test or all.")),
+    }
+
+
 def grouped(*groups: Callable[[], Group]) -> Callable[[F], F]:
     """Append the groups' options to a command's signature (after its own parameters); the
     command takes them as `**kw`."""

@@ -7,10 +7,13 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import (
     backend_option,
+    data_option,
     handle_errors,
+    manifest_option,
     noise_option,
     one_stdout,
     out,
+    split_option,
     target_option,
     with_backend,
     write_output,
@@ -30,11 +33,9 @@ SHOWN = 20
 def predict(
     ctx: typer.Context,
     model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
-    data: str = typer.Option(
-        None, help="Dataset: name[:split] or a file (.npz/.csv/idx:IMAGES,LABELS); default: the model's own data."
-    ),
-    split: str = typer.Option("test", help="train, test or all."),
-    manifest: Path = typer.Option(None, help="Manifest for a bare .qasm file."),
+    data: str = data_option(),
+    split: str = split_option(),
+    manifest: Path = manifest_option(),
     shots: int = typer.Option(None, help="Scores as shot frequencies of this many shots (default: exact)."),
     limit: int = typer.Option(None, "--per-class", "--limit", help="Only this many inputs per class."),
     seed: int = typer.Option(0, min=0, help="Seed for shot sampling and --per-class."),
