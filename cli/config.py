@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
+from rich.markup import escape
 
 from qmltest.errors import InputError
 
@@ -95,7 +96,10 @@ def config_option(command: str) -> Any:
     return typer.Option(
         None,
         "--config",
-        help=f"Run config TOML ([{command}] table; [tool.qmltest.{command}] in pyproject.toml); flags override it.",
+        # escaped: Rich reads [evaluate] as a markup tag and drops it from the help
+        help=escape(
+            f"Run config TOML ([{command}] table; [tool.qmltest.{command}] in pyproject.toml); flags override it."
+        ),
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
+from rich.markup import escape
 
 F = TypeVar("F", bound=Callable[..., Any])
 Group = dict[str, tuple[Any, Any]]
@@ -32,7 +33,7 @@ def run_options() -> Group:
             typer.Option(1, WORKERS, help="Parallel worker processes (a local Dask cluster); 1 runs in-process."),
         ),
         "cluster": (str, typer.Option(None, CLUSTER, help="An existing Dask scheduler, e.g. tcp://scheduler:8786.")),
-        "backend": (str, typer.Option("auto", "--backend", help=REGISTRY.help() + ".")),
+        "backend": (str, typer.Option("auto", "--backend", help=escape(REGISTRY.help() + "."))),  # qmltest[gpu]
     }
 
 

@@ -82,7 +82,7 @@ def config_page() -> str:
             key = p.opts[0].lstrip("-")
             kind = "bool" if p.is_flag else str(p.display_type(ctx)).strip("<>")
             default = "" if p.default in (None, (), [], "") or callable(p.default) else f"`{p.default}`"
-            what = " ".join((p.help or "").split()).replace("|", "\\|")
+            what = " ".join((p.help or "").split()).replace("\\[", "[").replace("|", "\\|")  # Rich escapes undone
             parts.append(f"| `{key}` | {kind} | {default} | {what} |\n")
     return "".join(parts)
 

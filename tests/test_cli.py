@@ -161,3 +161,12 @@ def test_data_specs_are_never_rendered_as_emoji() -> None:
         with console.capture() as cap:
             console.print("iris:train: plain mutation score", markup=False)
         assert cap.get().strip() == "iris:train: plain mutation score"
+
+
+def test_help_keeps_its_bracketed_words() -> None:
+    """Issue 61: Rich read '[evaluate]' and 'qmltest[gpu]' as markup tags and dropped them from
+    --help ('Run config TOML ( table; ...'); they are escaped now."""
+    res = runner.invoke(app, ["evaluate", "--help"])
+    text = " ".join(w for w in res.output.split() if w != "│")  # the panel's borders out
+    assert "([evaluate] table; [tool.qmltest.evaluate] in pyproject.toml)" in text
+    assert "needs qmltest[gpu] and a CUDA device" in text
