@@ -40,9 +40,7 @@ def evaluate(
     target (`targets.Hardware`) takes its counts from the device."""
     y = label_indices(model, labels)
     spent: dict = {}
-    register, matrix = "readout", model.readout_matrix
-    if noise is None and budget is None and 2 ** len(program.of_model(model).measured) > readout.BUCKET_OUTCOMES:
-        register, matrix = "classes", program.class_view(model)[1]  # the marginal the classes read
+    register, matrix = _read(model, noise is None and budget is None)
     if isinstance(noise, targets.Hardware):
         if shots is None and budget is None:
             raise InputError(f"{noise.name} gives shots, not exact probabilities: drop --exact")
@@ -87,6 +85,14 @@ def evaluate(
         "device": _device(model, noise, seed),
         **_bases(model, None if budget is not None else shots),
     }
+
+
+def _read(model: Model, marginal: bool) -> tuple[str, np.ndarray]:
+    """(register, readout matrix) a run simulates: the class marginal of a wide readout where it
+    may (`marginal`: noise-free, no shot budget), else every readout outcome."""
+    if marginal and program.wide(model):
+        return "classes", program.class_view(model)[1]
+    return "readout", model.readout_matrix
 
 
 def _bases(model: Model, shots: int | None) -> dict:
@@ -146,9 +152,7 @@ def per_input(
     readout's scores are its class scores, not probabilities). Predictions are `Model.predict`'s
     (ties to the lower class), so they match `evaluate`'s exact run."""
     y = None if labels is None else label_indices(model, labels)
-    register, matrix = "readout", model.readout_matrix
-    if noise is None and 2 ** len(program.of_model(model).measured) > readout.BUCKET_OUTCOMES:
-        register, matrix = "classes", program.class_view(model)[1]
+    register, matrix = _read(model, noise is None)
     probs = model_probabilities(model, x, backend, register, noise=noise)
     if shots is not None:
         probs = engine.sample_counts(probs, shots, np.random.default_rng(seed)) / shots

@@ -38,7 +38,7 @@ def compile(original: Model, backend: str | Backend | None = None, noise: object
     Backend method: the backend interface stays below the engine it would otherwise need."""
     from qmltest.simulate.backends import REGISTRY
 
-    job = program.class_view(original)[0] if Compiled.wide(original) else program.of_model(original)
+    job = Compiled.original_job(original)
     return Compiled(original, REGISTRY.for_mutants(backend, job, inputs), noise)
 
 
@@ -72,7 +72,12 @@ class Compiled:
     @classmethod
     def wide(cls, original: Model) -> bool:
         """Whether runs of this original read the class marginal (`marginal`)."""
-        return cls.marginals and 2 ** len(program.of_model(original).measured) > readout.BUCKET_OUTCOMES
+        return cls.marginals and program.wide(original)
+
+    @classmethod
+    def original_job(cls, original: Model) -> program.Circuit:
+        """The program a run of this original simulates for it (what auto and the projection weigh)."""
+        return program.class_view(original)[0] if cls.wide(original) else program.of_model(original)
 
     def job(self, model: Model) -> program.Circuit:
         """The program `probs` runs for a model: its class view past BUCKET_OUTCOMES outcomes."""

@@ -218,6 +218,12 @@ def of_model(model: object, register: str = "readout") -> Circuit:
     return memo["program/all"]
 
 
+def wide(model: object) -> bool:
+    """Whether the model's readout has more than `readout.BUCKET_OUTCOMES` outcomes: where runs
+    read the class marginal (`class_view`) instead of every outcome."""
+    return 2 ** len(of_model(model).measured) > readout.BUCKET_OUTCOMES
+
+
 def class_view(model: object) -> tuple[Circuit, np.ndarray]:
     """The model's program measuring only the readout qubits its class scores depend on, and its
     readout matrix over their outcomes (`readout.needed_bits`): x % 2 over 20 measured qubits reads

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qmltest.model.artifact import Model
-from qmltest.model.readout import BUCKET_OUTCOMES
 from qmltest.mutation.options import Options
 from qmltest.mutation.strategies import chooser as strategies
 from qmltest.mutation.strategies import sampling
@@ -72,7 +71,7 @@ def projection(original: Model, suites: list, opts: Options, backend: str | None
         return None
     mutants = planned.total if opts.sample is None else min(planned.total, opts.sample)
     inputs = sum(len(s.y) for s in suites)
-    job = program.class_view(original)[0] if Compiled.wide(original) else program.of_model(original)
+    job = Compiled.original_job(original)
     each = max((len(s.y) for s in suites), default=1)
     chosen = REGISTRY.for_mutants(backend, job, each)
     shape = (job.num_qubits, len(job.measured), len(job.ops), each)
@@ -83,7 +82,7 @@ def projection(original: Model, suites: list, opts: Options, backend: str | None
     records = (mutants + opts.null_copies) * len(suites)  # each mutant and null copy's evidence per suite
     simulated = rows * cost
     dfc = sum(len(found) for op, found, _ in planned.sites if op.name == "DFC") * mutants / max(planned.total, 1)
-    if dfc and not original.amplitude and 2 ** len(program.of_model(original).measured) > BUCKET_OUTCOMES:
+    if dfc and not original.amplitude and program.wide(original):
         pairs = {s.args[1:3] for op, found, _ in planned.sites if op.name == "DFC" for s in found}
         states = 1 + len(original.ir.inputs) + min(len(pairs), dfc)  # Gram forms share B_{} and the single flips
         state_us = REGISTRY.get("numpy").mutant_us(*shape)
