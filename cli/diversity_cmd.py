@@ -28,7 +28,7 @@ def diversity(
     """Lower JS divergence = input states spread more like Haar-random states = a more diverse suite."""
     model = artifact.load(model_path, manifest)
     data = model_data(model, data, split, "--data")
-    x, _ = datasets.select(data, split, model.classes, per_class, seed)
+    x, _ = datasets.for_model(data, split, model, per_class, seed)
     result = measure_diversity(input_states(model, x), bins)
     result.update(data=data, split=split, per_class=per_class, model_sha256=model.sha256, versions=report.versions())
     write_output(json_out, report.to_json(result))

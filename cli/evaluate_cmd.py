@@ -81,6 +81,14 @@ def evaluate(
     if result.get("measurement_bases"):
         mode += f", {result['measurement_bases']} measurement bases"
     t = Table(title=f"{res.timing['model_name']} on {name}:{part} ({mode}, {result['backend']})")
+    if result.get("task") == "regression":
+        t.add_column("error")
+        t.add_column("value [95%]", justify="right")
+        for row in res.rows():
+            t.add_row(row["metric"].upper().replace("R2", "R^2"), intervals.fmt_g(row["value"], row["interval"]))
+        t.caption = f"{result['samples']} inputs; bootstrap (BCa) intervals over the inputs"
+        out.print(t)
+        return
     t.add_column("class")
     t.add_column("samples", justify="right")
     t.add_column("accuracy [95%]", justify="right")

@@ -43,7 +43,12 @@ def import_model(
     source: Path = typer.Argument(..., help="Circuit file: OpenQASM 3 or 2 (.qasm), or QPY (.qpy)."),
     out_dir: Path = typer.Option(..., "--out", help="Model folder to write (model.qasm + model.json)."),
     classes: str = typer.Option(None, help="Class labels in class-index order, e.g. 0,1,2."),
-    readout: str = typer.Option("modulo", help="basis, parity, modulo (VQC's x % C), map or expectation."),
+    task: str = typer.Option(
+        "classification", help="classification, or regression: the output is the expectation value (--observables)."
+    ),
+    readout: str = typer.Option(
+        None, help="basis, parity, modulo (VQC's x % C), map or expectation; default modulo (expectation: regression)."
+    ),
     readout_map: str = typer.Option(None, "--map", help="map readout: class index per basis state (-1: none)."),
     measure: str = typer.Option(None, help="Readout qubits, bit 0 first (default: the circuit's final measurements)."),
     observables: str = typer.Option(None, help="expectation readout: Pauli strings (Qiskit order), e.g. ZIII,IZII."),
@@ -88,13 +93,14 @@ def import_model(
     weight_values = sources.load_weights(weights) if weights is not None else None
     data_x = None
     if data is not None:
-        data_x, _ = datasets.select(data, "train")
+        pick = datasets.select_targets if task == "regression" else datasets.select
+        data_x, _ = pick(data, "train")
     steps = parse_cli(list(preprocess or []), data_x)
     model = from_circuit(
         circuit,
         weight_values,
         None if features is None else [f.strip() for f in features.split(",") if f.strip()],
-        readout=readout,
+        readout=readout or ("expectation" if task == "regression" else "modulo"),
         classes=_labels(classes),
         measure=parse_list(measure, "--measure"),
         readout_map=parse_list(readout_map, "--map"),
@@ -106,6 +112,7 @@ def import_model(
         encoding=encoding,
         name=name or out_dir.resolve().name,
         provenance=provenance,
+        task=task,
     )
     if fmt == "qasm2" and "probe_verified" not in provenance:
         err.print(

@@ -50,6 +50,7 @@ def describe(model: Model) -> dict:
         "features": m["feature_names"],
         "preprocessing": [s["op"] for s in m["preprocessing"]],
         "readout": dict(m["readout"], measurement_bases=model.measurement_bases),
+        "task": model.task,
         "classes": m["classes"],
         "layers": layers,
         "training": m.get("training", {}),
@@ -127,9 +128,8 @@ def render(info: dict) -> None:
     if ro.get("measurement_bases", 1) > 1:
         detail += f" in {ro['measurement_bases']} measurement bases"
     head = f" -> linear head {len(ro['head']['weight'][0])}x{len(ro['head']['bias'])}" if "head" in ro else ""
-    out.print(
-        f"readout: {ro['kind']}{detail} over qubits {ro['qubits']}{head} -> classes {info['classes']}", markup=False
-    )
+    reads = "one real output (regressor)" if info.get("task") == "regression" else f"classes {info['classes']}"
+    out.print(f"readout: {ro['kind']}{detail} over qubits {ro['qubits']}{head} -> {reads}", markup=False)
     if info["preprocessing"]:
         out.print(f"preprocessing: {' -> '.join(info['preprocessing'])}", markup=False)
     t = Table(title="layers")

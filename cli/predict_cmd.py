@@ -68,6 +68,15 @@ def predict(
     mode = "exact" if shots is None else f"{shots} shots"
     where = f"{res.data['data']}:{res.data['split']}" if res.data["split"] else res.data["data"]
     t = Table(title=f"{res.data['model']} on {where} ({mode}, {res.data['backend']}): {res.summary()}")
+    if res.regression:
+        for col in ("input", "target", "output", "error"):
+            t.add_column(col, justify="right")
+        for r in res.data["rows"][:SHOWN]:
+            t.add_row(*(("-" if r[k] is None else f"{r[k]:.6g}") for k in ("index", "target", "output", "error")))
+        out.print(t)
+        if len(res.data["rows"]) > SHOWN:
+            out.print(f"{len(res.data['rows']) - SHOWN} more rows in --json / --csv", markup=False)
+        return
     for col in ("input", "label", "prediction", *(f"{c}" for c in res.data["classes"])):
         t.add_column(col, justify="right" if col not in ("label", "prediction") else "left")
     for r in res.data["rows"][:SHOWN]:

@@ -20,7 +20,15 @@ import numpy as np
 from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.model.artifact import Model
-from qmltest.model.loading import Source, check_range, load, model_and_name, model_data, noise_of  # noqa: F401
+from qmltest.model.loading import (  # noqa: F401
+    Source,
+    check_range,
+    classifier_only,
+    load,
+    model_and_name,
+    model_data,
+    noise_of,
+)
 from qmltest.mutation.facade import list_mutants, merge, mutate, mutation_options, scan_cells, suite_data  # noqa: F401
 from qmltest.report.results import (  # noqa: F401
     CoverageResult,
@@ -63,7 +71,7 @@ def evaluate(
         raise InputError("--exact and --shots-budget exclude each other")
     m, name_of = model_and_name(model, manifest)
     spec = model_data(m, data, split, "--data")
-    x, y = datasets.select(spec, split, m.classes, per_class, seed)
+    x, y = datasets.for_model(spec, split, m, per_class, seed)
     cfg = noise_of(noise, target, hardware=True)
     result = evaluate_model(m, x, y, shots, seed, backend, cfg, parallel.plan(workers, cluster), shots_budget)
     name, part = datasets.parse_spec(spec, split)  # a split written in the spec wins over split
@@ -99,7 +107,7 @@ def predict(
             raise InputError(f"predict: inputs must be a 2-D array (inputs x features), got shape {x.shape}")
     else:
         spec = model_data(m, None if data is None else str(data), split, "--data")
-        x, y = datasets.select(spec, split, m.classes, per_class, seed)
+        x, y = datasets.for_model(spec, split, m, per_class, seed)
         name, part = datasets.parse_spec(spec, split)
     result = per_input(m, x, y, shots, seed, backend, cfg)
     result.update(model=name_of, data=name, split=part, versions=report.versions())
@@ -131,7 +139,7 @@ def profile(
     check_range("--shots", shots, 1, 10**8)
     m, _ = model_and_name(model, manifest)
     spec = model_data(m, data, split, "--data")
-    x, _ = datasets.select(spec, split, m.classes, per_class, seed)
+    x, _ = datasets.for_model(spec, split, m, per_class, seed)
     cfg = noise_of(noise, target)
     probs = model_probabilities(m, x, backend, register=register, noise=cfg, where=parallel.plan(workers, cluster))
     probs = estimate(probs, shots, np.random.default_rng(seed))
@@ -209,7 +217,7 @@ def cover(
     if data:
         source, part_split = datasets.parse_spec(data, split)
         label = f"{source}:{part_split}" if source in datasets.BUILTIN else source
-        parts.append((label, datasets.select(data, split, m.classes, per_class, seed)[0]))
+        parts.append((label, datasets.for_model(data, split, m, per_class, seed)[0]))
     for path in suites:
         parts.append((Path(path).name, datasets.load(str(path)).x))
     rng = np.random.default_rng(seed)
@@ -279,6 +287,7 @@ def fuzz(
     check_range("--per-class", per_class, 1, 10**7)
     runs = sorted(set(seeds_list)) if seeds_list else None
     m, _ = model_and_name(model, manifest)
+    classifier_only(m, "fuzz")
     prof = load_profile(profile, m)
     spec = model_data(m, seeds, "test", "--seeds")
     source, split = datasets.parse_spec(spec)
@@ -342,6 +351,8 @@ def diff(
         raise InputError(f"--alpha must lie in (0, 1), got {alpha}")
     a, name_a = model_and_name(model_a)
     b, name_b = model_and_name(model_b) if model_b is not None else (a, name_a)
+    classifier_only(a, "diff")
+    classifier_only(b, "diff")
     if b.classes != a.classes:
         raise InputError(f"the models classify different labels ({a.classes} vs {b.classes})")
     if model_b is None and target_a == target_b:

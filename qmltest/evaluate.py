@@ -37,7 +37,12 @@ def evaluate(
 ) -> dict:
     """Accuracy and per-class accuracy; with `shots`, predictions are majorities of sampled counts;
     with `budget`, shots are spent sequentially on undecided inputs (`qmltest.util.budget`). An ibm:
-    target (`targets.Hardware`) takes its counts from the device."""
+    target (`targets.Hardware`) takes its counts from the device. A regressor reports MSE, MAE
+    and R^2 instead (`regression`)."""
+    if model.is_regressor:
+        if budget is not None or isinstance(noise, targets.Hardware):
+            raise InputError("a regressor is evaluated exactly or with fixed --shots (no shot budget, no ibm: target)")
+        return regression(model, x, labels, shots, seed, backend, noise, where)
     y = label_indices(model, labels)
     spent: dict = {}
     register, matrix = _read(model, noise is None and budget is None)
@@ -84,6 +89,49 @@ def evaluate(
         else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
         "device": _device(model, noise, seed),
         **_bases(model, None if budget is not None else shots),
+    }
+
+
+def outputs(
+    model: Model, x: np.ndarray, shots: int | None, seed: int, backend: str | None, noise: object, where: object = None
+) -> np.ndarray:
+    """A regressor's output per input: exact, or the plug-in estimate from `shots` shots (the
+    shot frequencies read through the output column, as Estimator's sampled <O> is)."""
+    probs = model_probabilities(model, x, backend, "readout", noise=noise, where=where)
+    if shots is not None:
+        probs = engine.sample_counts(probs, shots, np.random.default_rng(seed)) / shots
+    return model.outputs(probs)
+
+
+def regression(
+    model: Model,
+    x: np.ndarray,
+    targets_: np.ndarray,
+    shots: int | None,
+    seed: int = 0,
+    backend: str | None = None,
+    noise: object = None,
+    where: object = None,
+) -> dict:
+    """A regressor on real targets: MSE, MAE and R^2 with 95% bootstrap intervals
+    (`model.regression.metrics`), exact or from shot estimates."""
+    from qmltest.data import labels as labels_mod
+    from qmltest.model import regression as reg
+
+    t = labels_mod.targets(targets_, "targets")
+    out = outputs(model, x, shots, seed, backend, noise, where)
+    return {
+        "task": "regression",
+        "samples": int(len(t)),
+        **reg.metrics(out, t, seed),
+        "shots": shots,
+        "exact": shots is None,
+        "seed": seed,
+        "backend": REGISTRY.for_job(backend, program.of_model(model, "readout")).name,
+        "model_sha256": model.sha256,
+        "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
+        "device": _device(model, noise, seed),
+        **_bases(model, shots),
     }
 
 
@@ -150,7 +198,10 @@ def per_input(
     """One row per input: its index, label (None for bare inputs), prediction and class scores:
     the exact class probabilities, or with `shots` the classes' shot frequencies (an expectation
     readout's scores are its class scores, not probabilities). Predictions are `Model.predict`'s
-    (ties to the lower class), so they match `evaluate`'s exact run."""
+    (ties to the lower class), so they match `evaluate`'s exact run. A regressor's rows carry its
+    output and, with targets, the error (output - target)."""
+    if model.is_regressor:
+        return _per_input_values(model, x, labels, shots, seed, backend, noise)
     y = None if labels is None else label_indices(model, labels)
     register, matrix = _read(model, noise is None)
     probs = model_probabilities(model, x, backend, register, noise=noise)
@@ -179,5 +230,34 @@ def per_input(
         "shots": shots,
         "seed": seed,
         "backend": REGISTRY.for_job(backend, program.of_model(model, register)).name,
+        "rows": rows,
+    }
+
+
+def _per_input_values(
+    model: Model, x: np.ndarray, labels: np.ndarray | None, shots: int | None, seed: int, backend, noise
+) -> dict:
+    """A regressor's per-input rows: index, target, output, error."""
+    from qmltest.data import labels as labels_mod
+
+    t = None if labels is None else labels_mod.targets(labels, "targets")
+    out = outputs(model, x, shots, seed, backend, noise)
+    rows = [
+        {
+            "index": i,
+            "target": None if t is None else float(t[i]),
+            "output": float(out[i]),
+            "error": None if t is None else float(out[i] - t[i]),
+        }
+        for i in range(len(x))
+    ]
+    return {
+        "format": PREDICTIONS_FORMAT,
+        "task": "regression",
+        "model_sha256": model.sha256,
+        "exact": shots is None,
+        "shots": shots,
+        "seed": seed,
+        "backend": REGISTRY.for_job(backend, program.of_model(model, "readout")).name,
         "rows": rows,
     }

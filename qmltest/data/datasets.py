@@ -18,7 +18,9 @@ from qmltest.data import labels as labels_mod
 from qmltest.errors import DataWarning, InputError
 from qmltest.util.files import readable
 
-BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer")
+BUILTIN = ("mnist", "mnist_0vr", "digits", "iris", "wine", "breast_cancer", "diabetes")
+REGRESSION = ("diabetes",)
+"""Built-in sets whose targets are real numbers (scikit-learn's bundled diabetes progression)."""
 SPLIT_SEED = 0
 TEST_FRACTION = 0.2
 
@@ -45,10 +47,12 @@ def _builtin(name: str) -> Dataset:
         "iris": skd.load_iris,
         "wine": skd.load_wine,
         "breast_cancer": skd.load_breast_cancer,
+        "diabetes": skd.load_diabetes,
     }[name]
     bunch = loader()
     shape = (8, 8) if name == "digits" else None
-    return Dataset(np.asarray(bunch.data, float), np.asarray(bunch.target, int), name, shape)
+    y = np.asarray(bunch.target, float if name in REGRESSION else int)
+    return Dataset(np.asarray(bunch.data, float), y, name, shape)
 
 
 def _mnist() -> tuple[np.ndarray, np.ndarray]:
@@ -86,9 +90,10 @@ def _read_idx(path: Path) -> np.ndarray:
     return body.reshape(dims)
 
 
-def _labels(y: np.ndarray, path: Path) -> np.ndarray:
-    """Class labels, one per row: whole numbers or names (`qmltest.data.labels.column`)."""
-    return labels_mod.column(y, str(path))
+def _labels(y: np.ndarray, path: Path, targets: bool = False) -> np.ndarray:
+    """Class labels, one per row: whole numbers or names (`qmltest.data.labels.column`), or with
+    `targets` a regressor's real numbers (`labels.targets`)."""
+    return labels_mod.targets(y, str(path)) if targets else labels_mod.column(y, str(path))
 
 
 def _features(x: np.ndarray, path: Path) -> np.ndarray:
@@ -100,7 +105,7 @@ def _features(x: np.ndarray, path: Path) -> np.ndarray:
     return x.astype(float)
 
 
-def _file(spec: str) -> Dataset:
+def _file(spec: str, targets: bool = False) -> Dataset:
     if spec.startswith("idx:"):
         parts = spec[4:].split(",")
         if len(parts) != 2:
@@ -111,7 +116,7 @@ def _file(spec: str) -> Dataset:
         x, y = _read_idx(images), _read_idx(labels)
         shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
         x = _features(x, images)
-        return Dataset(x.reshape(len(x), -1), _labels(y, labels), images.name, shape)  # type: ignore[arg-type]
+        return Dataset(x.reshape(len(x), -1), _labels(y, labels, targets), images.name, shape)  # type: ignore[arg-type]
     path = readable(spec, "a data file", f" (datasets: {', '.join(BUILTIN)}, or a .npz/.csv/idx: file)")
     if path.suffix == ".npz":
         try:
@@ -128,14 +133,14 @@ def _file(spec: str) -> Dataset:
             raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
         shape = tuple(x.shape[1:3]) if x.ndim == 3 else None
         x = _features(x, path)
-        return Dataset(x.reshape(len(x), -1), _labels(y, path), path.stem, shape)  # type: ignore[arg-type]
+        return Dataset(x.reshape(len(x), -1), _labels(y, path, targets), path.stem, shape)  # type: ignore[arg-type]
     if path.suffix == ".csv":
-        x, y = _csv(path)
+        x, y = _csv(path, targets)
         return Dataset(x, y, path.stem)
     raise InputError(f"{path}: unknown dataset format (use .npz, .csv or idx:)")
 
 
-def _csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _csv(path: Path, targets: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Features and labels of a CSV: every column but the last a number, the last a class (a whole
     number or a name). A first row of names (every feature cell text) is a header; a first row that
     mixes numbers and text in its feature cells is neither and is refused, never dropped."""
@@ -168,7 +173,7 @@ def _csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
         i, col = next((i, j) for i, r in enumerate(body) for j, c in enumerate(r[:-1]) if labels_mod.number(c) is None)
         cell = body[i][col].strip()
         raise InputError(f"{path}: line {i + 1 + skip}, column {col + 1}: {cell!r} is not a number") from None
-    return x, _labels(cells[:, -1], path)
+    return x, _labels(cells[:, -1], path, targets)
 
 
 def _header(first: list[str], path: Path) -> bool:
@@ -187,9 +192,13 @@ def _header(first: list[str], path: Path) -> bool:
     )
 
 
-def load(spec: str) -> Dataset:
-    """The whole dataset named by `spec`, labels as given."""
-    ds = _builtin(spec) if spec in BUILTIN else _file(spec)
+def load(spec: str, targets: bool = False) -> Dataset:
+    """The whole dataset named by `spec`, labels as given (`targets`: a regressor's real numbers)."""
+    if spec in BUILTIN and targets != (spec in REGRESSION):
+        kind = "real targets (a regression set)" if spec in REGRESSION else "class labels"
+        use = "a classifier" if spec in REGRESSION else "a regressor"
+        raise InputError(f"{spec} holds {kind}: not data for {use}")
+    ds = _builtin(spec) if spec in BUILTIN else _file(spec, targets)
     if len(ds.x) != len(ds.y):
         raise InputError(f"{spec}: {len(ds.x)} inputs but {len(ds.y)} labels")
     if not np.all(np.isfinite(ds.x)):
@@ -281,3 +290,34 @@ def select_indices(
             keep_idx.append(np.sort(rng.choice(group, size=min(per_class, len(group)), replace=False)))
         idx = np.sort(np.concatenate(keep_idx))
     return ds, idx
+
+
+def select_targets(
+    spec: str, split: str = "all", limit: int | None = None, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """A regressor's inputs and real targets of one split (a seeded 80/20 permutation: a real
+    target has no class to stratify by), optionally the first `limit` rows of a seeded shuffle."""
+    spec, split = parse_spec(spec, default_split=split)
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}")
+    if split not in ("train", "test", "all"):
+        raise InputError(f"split must be train, test or all, got '{split}'")
+    ds = load(spec, targets=True)
+    idx = np.arange(len(ds.y))
+    if split != "all":
+        order = np.random.default_rng(SPLIT_SEED).permutation(len(ds.y))
+        cut = int(round(len(order) * TEST_FRACTION))
+        idx = np.sort(order[:cut] if split == "test" else order[cut:])
+    if limit is not None and limit < len(idx):
+        idx = np.sort(np.random.default_rng(seed).choice(idx, size=limit, replace=False))
+    return ds.x[idx], ds.y[idx]
+
+
+def for_model(
+    spec: str, split: str, model: object, per_class: int | None = None, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The inputs and labels a command runs `model` on: its classes' rows (`select`), or a
+    regressor's real targets (`select_targets`; `per_class` is then a row limit)."""
+    if getattr(model, "is_regressor", False):
+        return select_targets(spec, split, per_class, seed)
+    return select(spec, split, model.classes, per_class, seed)  # type: ignore[attr-defined]

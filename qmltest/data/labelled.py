@@ -28,7 +28,7 @@ def digest(*arrays: np.ndarray) -> str:
 
 @dataclass(frozen=True)
 class Data:
-    """Inputs already encoded for the model, with class indices."""
+    """Inputs already encoded for the model, with class indices (a regressor's: real targets)."""
 
     name: str
     encoded: np.ndarray
@@ -48,4 +48,8 @@ class Data:
         numbers or names), encoded for `model`; `keep_raw=False` drops the raw inputs (a reference
         set no mutant re-preprocesses)."""
         x = np.asarray(x)
-        return cls(name, model.encode(x), labels_mod.indices(model.classes, labels), x if keep_raw else None)
+        if model.is_regressor:
+            y = labels_mod.targets(labels, name)
+        else:
+            y = labels_mod.indices(model.classes, labels)
+        return cls(name, model.encode(x), y, x if keep_raw else None)

@@ -60,6 +60,27 @@ def column(values: np.ndarray | list, where: str) -> np.ndarray:
     return y.astype(int)
 
 
+def targets(values: np.ndarray | list, where: str) -> np.ndarray:
+    """A regressor's target column: one finite real number per row (names and NaN refused)."""
+    y = np.asarray(values)
+    if y.ndim != 1:
+        raise InputError(f"{where}: targets 'y' must be a 1-D array, got shape {y.shape}")
+    if y.dtype.kind in "US" or y.dtype == object:
+        cells = [str(key(v)).strip() for v in y]
+        nums = [number(c) for c in cells]
+        if any(n is None for n in nums):
+            row = next(i for i, n in enumerate(nums) if n is None)
+            raise InputError(f"{where}: target of row {row} is {cells[row]!r}, not a number (a regressor's targets)")
+        y = np.asarray(nums, dtype=float)
+    if y.dtype.kind not in "iufb":
+        raise InputError(f"{where}: targets must be numbers, got dtype {y.dtype}")
+    y = y.astype(float)
+    bad = np.flatnonzero(~np.isfinite(y))
+    if len(bad):
+        raise InputError(f"{where}: target of row {int(bad[0])} is {y[bad[0]]}")
+    return y
+
+
 def number(text: str) -> float | None:
     """The cell as a float, or None when it is not a number (a name, a header field). Python's
     float() takes digit separators ('5_1' is 51); a data cell with one is not a number."""

@@ -57,29 +57,20 @@ def readout_spec(
     num_qubits: int,
     warnings: list[str] | None = None,
     head: dict | None = None,
+    task: str = "classification",
 ) -> tuple[dict, list]:
     """(manifest readout, class labels) for one of the readout kinds.
 
     A class the readout never predicts is an error, or, when `warnings` is a list (mirroring a
-    library model as it is), a note appended to it.
+    library model as it is), a note appended to it. A regressor (`task`) reads one expectation
+    value (or a one-row head over several) and has no classes.
     """
+    if task not in TASKS:
+        raise InputError(f"task must be one of {', '.join(TASKS)}, got '{task}'")
+    if task == "regression":
+        return _regression_spec(kind, classes, observables, threshold, num_qubits, head), []
     if kind == "expectation":
-        obs = [ro.canonical(o) for o in observables or []]
-        outputs = len(obs) if head is None else len(head["bias"])
-        count = len(classes) if classes is not None else (2 if outputs == 1 else outputs)
-        ro.check_observables(obs, num_qubits, count, head)
-        if head is not None and threshold:
-            raise InputError("a linear head carries its own bias: give no threshold")
-        bound = max(sum(abs(c) for c, p in ro.terms(o) if set(p) != {"I"}) for o in obs)
-        if not -bound < threshold < bound:
-            raise InputError(f"threshold must lie in (-{bound:g}, {bound:g}), the observable's range, got {threshold}")
-        labels = list(classes) if classes is not None else ([-1, 1] if outputs == 1 else list(range(outputs)))
-        spec = {"kind": "expectation", "qubits": ro.support(obs), "observables": obs}
-        if threshold:
-            spec["threshold"] = float(threshold)
-        if head is not None:
-            spec["head"] = head
-        return spec, labels
+        return _expectation_spec(classes, observables, threshold, num_qubits, head)
     if head is not None:
         raise InputError("a linear head reads expectation values: use readout 'expectation'")
     if observables:
@@ -125,6 +116,51 @@ def readout_spec(
     return {"kind": kind, "qubits": list(measured), "map": mapping}, labels
 
 
+def _expectation_spec(
+    classes: list | None, observables: Sequence[str] | None, threshold: float, num_qubits: int, head: dict | None
+) -> tuple[dict, list]:
+    """A classifier's expectation readout: the sign (or threshold) of one observable, the argmax of
+    several, or a linear head's logits."""
+    obs = [ro.canonical(o) for o in observables or []]
+    outputs = len(obs) if head is None else len(head["bias"])
+    count = len(classes) if classes is not None else (2 if outputs == 1 else outputs)
+    ro.check_observables(obs, num_qubits, count, head)
+    if head is not None and threshold:
+        raise InputError("a linear head carries its own bias: give no threshold")
+    bound = max(sum(abs(c) for c, p in ro.terms(o) if set(p) != {"I"}) for o in obs)
+    if not -bound < threshold < bound:
+        raise InputError(f"threshold must lie in (-{bound:g}, {bound:g}), the observable's range, got {threshold}")
+    labels = list(classes) if classes is not None else ([-1, 1] if outputs == 1 else list(range(outputs)))
+    spec = {"kind": "expectation", "qubits": ro.support(obs), "observables": obs}
+    if threshold:
+        spec["threshold"] = float(threshold)
+    if head is not None:
+        spec["head"] = head
+    return spec, labels
+
+
+TASKS = ("classification", "regression")
+
+
+def _regression_spec(
+    kind: str, classes: list | None, observables: Sequence[str] | None, threshold: float, n: int, head: dict | None
+) -> dict:
+    """A regressor's readout: the expectation value of one observable, or a one-row linear head
+    over several (EstimatorQNN + NeuralNetworkRegressor / VQR, or a torch head with one output)."""
+    if kind != "expectation":
+        raise InputError(f"a regressor reads an expectation value: use readout 'expectation', not '{kind}'")
+    if classes:
+        raise InputError("a regressor has no classes: give no class labels")
+    if threshold:
+        raise InputError("a regressor outputs its value: a threshold reads classes")
+    obs = [ro.canonical(o) for o in observables or []]
+    ro.check_observables(obs, n, 0, head)
+    spec = {"kind": "expectation", "qubits": ro.support(obs), "observables": obs}
+    if head is not None:
+        spec["head"] = head
+    return spec
+
+
 def _json_label(c: object) -> object:
     if isinstance(c, (np.integer,)):
         return int(c)
@@ -156,6 +192,7 @@ def from_circuit(
     name: str = "imported",
     provenance: dict | None = None,
     lenient: bool = False,
+    task: str = "classification",
 ) -> artifact.Model:
     """Build a qmltest Model from a Qiskit circuit and its trained weights (module docstring).
 
@@ -165,7 +202,8 @@ def from_circuit(
     scalers / PCA / a Pipeline of them / torch layers. head: a linear layer over the expectation
     values (torch ``nn.Linear`` or {'weight', 'bias'}; `to_head`). lenient: a class the readout
     never predicts is recorded in the manifest's ``import.warnings`` instead of refused (to mirror
-    a library model as it is).
+    a library model as it is). task: 'regression' for a model whose output is the expectation value
+    itself (one observable or a one-row head; no classes).
     """
     flat = flatten(circuit)
     inputs, weight_params = _parameters(circuit, input_params, weights, readout, encoding)
@@ -188,6 +226,7 @@ def from_circuit(
         n,
         warnings,
         to_head(head),
+        task,
     )
     labels = [_json_label(c) for c in labels]
 
@@ -202,6 +241,8 @@ def from_circuit(
         provenance or {}, source_features=[p.name for p in inputs], weights=len(weight_params), warnings=warnings or []
     )
     manifest = _manifest(name, n, feature_names, encoded_as, steps, spec, labels, table, source_info, text)
+    if task == "regression":
+        manifest["task"] = "regression"
     artifact.validate_manifest(manifest, name)
     model = artifact.Model(text, model_ir, manifest, name)
     _check_preprocessing(model, steps)

@@ -45,9 +45,15 @@ def from_pennylane(
     preprocessing: object = None,
     name: str = "imported",
     seed: int = 0,
+    readout_map: Sequence[int] | None = None,
+    task: str = "classification",
 ) -> artifact.Model:
     """Convert `qnode(x, *weights)`; readout defaults to 'basis' for probs and 'expectation' for
-    expvals (classes default to one per output; one expval gives classes -1, 1 by sign)."""
+    expvals. `classes`: the labels in class-index order (default one per output: probs over w
+    wires gives 2^w classes; one expval gives -1, 1 by sign). `readout="map"` with `readout_map`
+    (one class index per basis state of the probs wires, -1 for none) reads probs(wires=[0, 1]) as
+    e.g. two classes by parity; `readout="parity"` or "modulo" need `classes`. task="regression":
+    one expval is the model's real output."""
     try:
         import pennylane as qml
     except ImportError:
@@ -68,12 +74,18 @@ def from_pennylane(
     provenance = {"library": "pennylane", "version": qml.__version__, "probes": [p1, p2]}
     if kinds == {"ProbabilityMP"} and len(tape.measurements) == 1:
         measured = [int(w) for w in tape.measurements[0].wires][::-1]  # PennyLane: first wire most significant
-        labels = list(classes) if classes is not None else list(range(2 ** len(measured)))
-        how: dict = {"readout": readout or "basis", "measure": measured}
+        if task == "regression":
+            raise InputError("a regressor reads one expval of a Pauli word, not probs(...)")
+        if classes is None and readout_map is not None:
+            labels = None
+        else:
+            labels = list(classes) if classes is not None else list(range(2 ** len(measured)))
+        how: dict = {"readout": readout or "basis", "measure": measured, "readout_map": readout_map}
     elif kinds == {"ExpectationMP"}:
         observables = [_pauli_word(m.obs, n) for m in tape.measurements]
         labels = list(classes) if classes is not None else ([-1, 1] if len(observables) == 1 else None)
-        how = {"readout": "expectation", "observables": observables, "threshold": threshold}
+        labels = None if task == "regression" else labels
+        how = {"readout": "expectation", "observables": observables, "threshold": threshold, "task": task}
     else:
         raise InputError(f"QNode measurements {sorted(kinds)}: import one probs(...) or expvals of Pauli words")
     model = from_circuit(

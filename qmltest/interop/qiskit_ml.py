@@ -87,11 +87,18 @@ def from_qiskit_ml(
     head: object = None,
     name: str = "imported",
     threshold: float = 0.0,
+    task: str | None = None,
 ) -> artifact.Model:
-    """Convert a VQC, a NeuralNetworkClassifier(SamplerQNN | EstimatorQNN) or a bare QNN (weights
-    given), with classical layers before it (`preprocessing`) and a linear `head` after an
-    EstimatorQNN. The model is checked against the QNN's own `forward` (plus the head) to 1e-9."""
+    """Convert a VQC, a NeuralNetworkClassifier(SamplerQNN | EstimatorQNN), a VQR or a
+    NeuralNetworkRegressor(EstimatorQNN), or a bare QNN (weights given), with classical layers
+    before it (`preprocessing`) and a linear `head` after an EstimatorQNN. The model is checked
+    against the QNN's own `forward` (plus the head) to 1e-9.
+
+    `task`: a regressor's model outputs <O> itself (manifest task 'regression'); VQR and
+    NeuralNetworkRegressor are regressors, classifiers are classifiers, and a bare EstimatorQNN is
+    read as a sign classifier unless task='regression' is given (the import records which)."""
     refuse_kernel(obj)
+    task = _task(obj, task)
     qnn = getattr(obj, "neural_network", None)
     clf = obj if qnn is not None else None
     qnn = qnn if qnn is not None else obj
@@ -111,29 +118,13 @@ def from_qiskit_ml(
         raise InputError(f"the QNN has {len(weight_params)} weights but {len(values)} were given")
     by_name = {p.name: float(v) for p, v in zip(weight_params, values)}  # the QNN's own weight order
     provenance = {"library": "qiskit-machine-learning", "object": type(obj).__name__, "qnn": kind}
+    if task == "regression":
+        return _regressor(qnn, circuit, by_name, inputs, values, preprocessing, head, name, provenance)
     if kind == "SamplerQNN":
-        if head is not None:
-            raise InputError("a linear head reads expectation values: it follows an EstimatorQNN, not a SamplerQNN")
-        count = int(np.prod(qnn.output_shape))
-        labels = list(classes) if classes is not None else (_labels(clf, count) if clf is not None else None)
-        interpret = getattr(qnn, "_interpret", None) or getattr(qnn, "interpret", None)
-        if interpret is None:
-            raise InputError("SamplerQNN without an interpret function outputs 2^n probabilities: give one to classify")
-        model = from_circuit(
-            circuit,
-            by_name,
-            inputs,
-            readout="map",
-            interpret=interpret,
-            classes=labels if labels is not None else list(range(count)),
-            preprocessing=preprocessing,
-            name=name,
-            provenance=provenance,
-            lenient=True,
-        )
-        return _checked(model, qnn, values, None, per_class=True)
+        return _sampler(qnn, clf, circuit, by_name, inputs, values, classes, preprocessing, head, name, provenance)
     observables = pauli_strings(qnn.observables)
     head = to_head(head)
+    bare_sign = clf is None and head is None and len(observables) == 1 and classes is None
     if head is not None:
         labels = list(classes) if classes is not None else None
     elif len(observables) == 1:
@@ -154,6 +145,74 @@ def from_qiskit_ml(
         name=name,
         provenance=provenance,
         lenient=True,
+    )
+    if bare_sign:
+        model.manifest["import"]["warnings"].append(
+            "a bare EstimatorQNN is read as a classifier by the sign of <O> (labels -1, 1), as "
+            "NeuralNetworkClassifier reads it; pass task='regression' (qmltest import --task regression) for its values"
+        )
+    return _checked(model, qnn, values, head)
+
+
+def _sampler(qnn, clf, circuit, by_name: dict, inputs: list, values, classes, preprocessing, head, name, provenance):
+    """A SamplerQNN classifier: its interpret function tabulated over the bitstrings."""
+    if head is not None:
+        raise InputError("a linear head reads expectation values: it follows an EstimatorQNN, not a SamplerQNN")
+    count = int(np.prod(qnn.output_shape))
+    labels = list(classes) if classes is not None else (_labels(clf, count) if clf is not None else None)
+    interpret = getattr(qnn, "_interpret", None) or getattr(qnn, "interpret", None)
+    if interpret is None:
+        raise InputError("SamplerQNN without an interpret function outputs 2^n probabilities: give one to classify")
+    model = from_circuit(
+        circuit,
+        by_name,
+        inputs,
+        readout="map",
+        interpret=interpret,
+        classes=labels if labels is not None else list(range(count)),
+        preprocessing=preprocessing,
+        name=name,
+        provenance=provenance,
+        lenient=True,
+    )
+    return _checked(model, qnn, values, None, per_class=True)
+
+
+REGRESSORS = ("VQR", "NeuralNetworkRegressor")
+
+
+def _task(obj: object, task: str | None) -> str:
+    """The model's task: given, or the library object's own (a regressor class is a regressor)."""
+    own = "regression" if type(obj).__name__ in REGRESSORS else None
+    if task is None:
+        return own or "classification"
+    if own and task != own:
+        raise InputError(f"{type(obj).__name__} is a regressor: it outputs values, it cannot be read as a {task}")
+    if task not in ("classification", "regression"):
+        raise InputError(f"task must be 'classification' or 'regression', got '{task}'")
+    return task
+
+
+def _regressor(qnn, circuit, by_name: dict, inputs: list, values: np.ndarray, preprocessing, head, name, provenance):
+    """A regressor: the EstimatorQNN's one output <O> (or a one-row head over its outputs)."""
+    if type(qnn).__name__ != "EstimatorQNN":
+        raise InputError(
+            f"a regressor around a {type(qnn).__name__} outputs probabilities: qmltest reads a regressor's "
+            "value from an EstimatorQNN's observable"
+        )
+    head = to_head(head)
+    model = from_circuit(
+        circuit,
+        by_name,
+        inputs,
+        readout="expectation",
+        observables=pauli_strings(qnn.observables),
+        preprocessing=preprocessing,
+        head=head,
+        name=name,
+        provenance=provenance,
+        lenient=True,
+        task="regression",
     )
     return _checked(model, qnn, values, head)
 

@@ -63,6 +63,19 @@ class Model:
         return len(self.manifest["classes"])
 
     @property
+    def task(self) -> str:
+        """'classification' (a class per input) or 'regression' (one real output per input)."""
+        return str(self.manifest.get("task", "classification"))
+
+    @property
+    def is_regressor(self) -> bool:
+        return self.task == "regression"
+
+    def outputs(self, probs_or_freqs: np.ndarray) -> np.ndarray:
+        """A regressor's output per row, from exact probabilities or shot frequencies (counts / shots)."""
+        return (np.asarray(probs_or_freqs) @ self.readout_matrix)[:, 0]
+
+    @property
     def readout_map(self) -> list[int]:
         """The state -> class table of a map readout (expectation readouts have none)."""
         return list(self.manifest["readout"].get("map", []))
@@ -110,6 +123,8 @@ class Model:
         return x
 
     def predict(self, probs_or_counts: np.ndarray) -> np.ndarray:
+        if self.is_regressor:
+            raise InputError(f"{self.source} is a regressor: it outputs values (Model.outputs), not classes")
         return readout.predict(probs_or_counts, self.readout_matrix, self.num_classes)
 
     def save(self, folder: str | Path) -> Path:

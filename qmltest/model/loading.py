@@ -58,3 +58,9 @@ def noise_of(noise: str | Path | None, target: str | None, hardware: bool = Fals
             )
         return parsed
     return load_noise(Path(noise)) if noise is not None else None
+
+
+def classifier_only(model: Model, what: str) -> None:
+    """One line for a command whose oracle is a class (fuzz, diff, attacks) given a regressor."""
+    if model.is_regressor:
+        raise InputError(f"{model.source} is a regressor: {what} judges predicted classes and takes classifiers only")

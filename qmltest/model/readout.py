@@ -102,7 +102,13 @@ def check_observables(observables: list[str], num_qubits: int, num_classes: int,
                 raise InputError(f"observable '{obs}' has width {len(label)} but the circuit has {num_qubits} qubits")
         if all(set(label) == {"I"} or c == 0 for c, label in parts):
             raise InputError(f"observable '{obs}' is a multiple of the identity: it carries no class information")
-    if head is not None:
+    if num_classes == 0:  # a regressor: one real output
+        outputs = len(observables) if head is None else np.asarray(head.get("bias", []), dtype=float).size
+        if head is not None:
+            check_head(head, len(observables), 0)
+        if outputs != 1:
+            raise InputError(f"a regressor reads one output (one observable, or a head of one row), got {outputs}")
+    elif head is not None:
         check_head(head, len(observables), num_classes)
     elif len(observables) == 1 and num_classes != 2:
         raise InputError(f"one observable reads out exactly 2 classes (sign or threshold), got {num_classes}")
@@ -127,7 +133,7 @@ def check_head(head: dict, num_outputs: int, num_classes: int) -> None:
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
         raise InputError("readout head weight and bias must be finite")
     rows = w.shape[0]
-    if rows != num_classes and not (rows == 1 and num_classes == 2):
+    if num_classes and rows != num_classes and not (rows == 1 and num_classes == 2):
         raise InputError(f"readout head has {rows} output(s) but the model has {num_classes} classes")
 
 
@@ -210,6 +216,14 @@ def expectation_matrix(
     return plus
 
 
+def value_matrix(observables: list[str], measured: list[int], head: dict | None = None) -> np.ndarray:
+    """(G 2^m, 1) output column of a regressor: probs @ V is <O> (one observable) or the head's
+    E A^T + b over the J values, exactly as EstimatorQNN.forward (and the head) compute it; linear
+    because each row of probabilities sums to one, so shot frequencies give the plug-in estimate."""
+    values = 2 * observable_columns(observables, measured) - 1
+    return head_outputs(values, head)[:, :1] if head is not None else values[:, :1]
+
+
 def basis_tails(readout: dict) -> list[list[tuple[str, int]]]:
     """Per measurement basis, the gates (name, qubit) that turn its X/Y reads into Z measurements;
     one empty tail for a map readout."""
@@ -228,7 +242,10 @@ def basis_tails(readout: dict) -> list[list[tuple[str, int]]]:
 
 
 def matrix(readout: dict, num_classes: int) -> np.ndarray:
-    """The score matrix of a manifest's readout (either form)."""
+    """The score matrix of a manifest's readout (either form); a regressor's (no classes) is its
+    output column (`value_matrix`)."""
+    if readout.get("kind") == "expectation" and num_classes == 0:
+        return value_matrix(readout["observables"], readout["qubits"], readout.get("head"))
     if readout.get("kind") == "expectation":
         return expectation_matrix(
             readout["observables"], readout["qubits"], float(readout.get("threshold", 0.0)), readout.get("head")

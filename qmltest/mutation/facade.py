@@ -12,7 +12,7 @@ from qmltest.data import datasets
 from qmltest.errors import InputError
 from qmltest.model.artifact import Model
 from qmltest.model.loading import Source, check_range, load, model_and_name, model_data, noise_of
-from qmltest.mutation.options import Options
+from qmltest.mutation.options import Options, for_regressor
 from qmltest.report.results import MutationResult
 from qmltest.util import parallel
 from qmltest.util import writers as report
@@ -58,8 +58,10 @@ def mutation_options(
     shots_budget: int | None = None,
     power: float = _D.power,
     margin: float = _D.margin,
+    regressor: bool = False,
 ) -> Any:
-    """The mutation pipeline's options from keyword arguments, every range checked (one line each)."""
+    """The mutation pipeline's options from keyword arguments, every range checked (one line each);
+    `regressor`: a regressor's choices (`options.for_regressor`)."""
     from qmltest.mutation import pipeline
     from qmltest.mutation.strategies import chooser as strategies
     from qmltest.mutation.strategies.generate import Settings
@@ -95,7 +97,8 @@ def mutation_options(
         shots_budget=shots_budget,
         power=power,
         margin=margin,
-    ).resolved()
+    )
+    opts = (for_regressor(opts) if regressor else opts).resolved()
     strategies.checked(opts)
     return opts
 
@@ -106,7 +109,7 @@ def list_mutants(model: Source, *, rows: bool = False, manifest: str | Path | No
     from qmltest.mutation.strategies import chooser as strategies
 
     m, _ = model_and_name(model, manifest)
-    opts = mutation_options(**options)
+    opts = mutation_options(regressor=m.is_regressor, **options)
     planned = strategies.get(opts.strategy).plan(m, opts)
     if planned is None:
         raise InputError(f"--list counts the site strategies (directed, exhaustive); {opts.strategy} finds its mutants")
@@ -120,7 +123,7 @@ def suite_data(spec: str, model: Model, per_class: int | None, seed: int) -> Any
     """'mnist:train' (builtin and split) or a file, as the mutation pipeline's data (labels as class indices)."""
     from qmltest.data.labelled import Data
 
-    x, y = datasets.select(spec, "test", model.classes, per_class, seed)
+    x, y = datasets.for_model(spec, "test", model, per_class, seed)
     return Data.of(spec, model, x, y)
 
 
@@ -189,7 +192,7 @@ def mutate(
     check_range("--reference-per-class", reference_per_class, 1, 10**7)
     m, name_of = model_and_name(model, manifest)
     where = parallel.plan(workers, cluster)
-    opts = mutation_options(**options)
+    opts = mutation_options(regressor=m.is_regressor, **options)
     strategy = strategies.get(opts.strategy)
     cells = _cells(strategy, opts, m, scan, qubits, depth, gate_types)
     specs = [tests] if isinstance(tests, str) else list(tests or [])

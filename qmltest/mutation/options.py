@@ -148,3 +148,26 @@ class Options:
             if d[key] is None:
                 del d[key]
         return d
+
+
+def for_regressor(opts: Options) -> Options:
+    """A regressor's run: the statistical criterion over its squared-error differentials
+    (`evidence.values`) and the plain score (it has no classes); QuanForge's search keeps mutants
+    by their accuracy, so a regressor's default strategy is the exhaustive one. An explicit choice
+    that needs classes is one line."""
+    strategy, _, _ = DEFAULTS.get(opts.suite, ("directed", "", ""))
+    refused = (
+        (opts.criterion not in ("", "statistical"), f"--criterion {opts.criterion} reads class votes"),
+        (opts.scoring not in ("", "plain"), f"--scoring {opts.scoring} counts killed classes"),
+        (opts.strategy == "search", "--strategy search keeps mutants by their accuracy"),
+        (opts.sequential, "--sequential decides by class accuracies and votes"),
+    )
+    for bad, why in refused:
+        if bad:
+            raise InputError(f"{why}: a regressor is killed by the statistical test on its errors (statistical)")
+    return replace(
+        opts,
+        criterion="statistical",
+        scoring="plain",
+        strategy=opts.strategy or ("exhaustive" if strategy == "search" else strategy),
+    )

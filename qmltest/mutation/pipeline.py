@@ -153,7 +153,8 @@ def _run(
     started = time.perf_counter()
     masks = {s.name: correct_mask(original, evaluator, s) for s in suites}
     for s in suites:  # the majority criterion's reference, computed once here rather than per worker
-        evaluator.original_win(s, np.flatnonzero(masks[s.name]))
+        if not original.is_regressor:
+            evaluator.original_win(s, np.flatnonzero(masks[s.name]))
     state = RunState(
         original, suites, opts, reference, cells, folder, evaluator, progress, where, kept, reuse, fingerprint
     )
@@ -162,7 +163,9 @@ def _run(
     parallel.run_tasks(_evaluate_task, shared, copies_out, where, state.finished, later=state.generate)
     nulls = null_evidence(state.copies, [state.null_results[i] for i in range(len(state.copies))], suites)
     eval_seconds = time.perf_counter() - started - state.gen_seconds
-    data = _report_data(original, opts, noise, command, evaluator.backend.name, suites, masks, state.generation, nulls)
+    data = _report_data(
+        original, opts, noise, command, evaluator.backend.name, suites, masks, state.generation, nulls, evaluator
+    )
     data["mutants"] = [candidate_row(c) for c in state.cands]
     result = build_report(data, opts.criterion, opts.correction, opts.scoring)
     if out is not None:
@@ -254,6 +257,21 @@ def _fingerprint(
     }
 
 
+def _suite_info(original: Model, suite: Data, mask: np.ndarray, evaluator: Evaluator) -> dict:
+    """A suite as the report stores it: class indices, or a regressor's real targets and the
+    original's exact mean squared error on them."""
+    info = {
+        "inputs": int(len(suite.y)),
+        "labels": [] if original.is_regressor else [int(v) for v in suite.y],
+        "correct": [int(v) for v in mask],
+    }
+    if original.is_regressor:
+        out = (evaluator.original_probs(suite) @ evaluator.sim.matrix(original))[:, 0]
+        info["targets"] = [float(v) for v in suite.y]
+        info["original_mse"] = round(float(np.mean((out - suite.y) ** 2)), 9)
+    return info
+
+
 def _report_data(
     original: Model,
     opts: Options,
@@ -264,6 +282,7 @@ def _report_data(
     masks: dict,
     generation: dict,
     nulls: object,
+    evaluator: Evaluator,
 ) -> dict:
     """The stored facts `build_report` reads, less the mutant rows."""
     return {
@@ -283,6 +302,7 @@ def _report_data(
             "command": list(command or []),
             "backend": backend,
             "options": opts.to_dict(),
+            **({"task": "regression"} if original.is_regressor else {}),
         },
         "circuit": {
             "num_qubits": original.ir.num_qubits,
@@ -290,13 +310,6 @@ def _report_data(
             "qasm_path": "original/model.qasm",
         },
         "generation": generation,
-        "suites_info": {
-            s.name: {
-                "inputs": int(len(s.y)),
-                "labels": [int(v) for v in s.y],
-                "correct": [int(v) for v in masks[s.name]],
-            }
-            for s in suites
-        },
+        "suites_info": {s.name: _suite_info(original, s, masks[s.name], evaluator) for s in suites},
         "null": nulls,
     }

@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import numpy as np
+
 from qmltest.util import writers as report
 
 
@@ -99,9 +101,18 @@ class EvaluationResult(Result):
         return self.data["accuracy_interval"]
 
     def rows(self) -> list[dict]:
+        if self.data.get("task") == "regression":
+            keys = ("mse", "mae", "r2")
+            return [{"metric": k, "value": self.data[k], "interval": self.data[f"{k}_interval"]} for k in keys]
         return [{"class": c, **r} for c, r in self.data["per_class"].items()]
 
     def summary(self) -> str:
+        if self.data.get("task") == "regression":
+            from qmltest.util.intervals import fmt_g
+
+            names = (("mse", "MSE"), ("mae", "MAE"), ("r2", "R^2"))
+            parts = [f"{label} {fmt_g(self.data[k], self.data[f'{k}_interval'])}" for k, label in names]
+            return ", ".join(parts) + f" on {self.data['samples']} inputs"
         lo, hi = self.interval
         return f"accuracy {self.accuracy:.3f} [{lo:.3f}, {hi:.3f}] on {self.data['samples']} inputs"
 
@@ -112,10 +123,17 @@ class PredictionResult(Result):
     kind = "predictions"
 
     @property
-    def predictions(self) -> list[str]:
-        return [r["prediction"] for r in self.data["rows"]]
+    def regression(self) -> bool:
+        return self.data.get("task") == "regression"
+
+    @property
+    def predictions(self) -> list:
+        """Predicted class names, or a regressor's outputs."""
+        return [r["output" if self.regression else "prediction"] for r in self.data["rows"]]
 
     def rows(self) -> list[dict]:
+        if self.regression:
+            return [dict(r) for r in self.data["rows"]]
         return [
             {k: v for k, v in r.items() if k != "scores"}
             | {f"{self.data['score'][0]}_{c}": s for c, s in r["scores"].items()}
@@ -131,15 +149,22 @@ class PredictionResult(Result):
         rows = self.rows()
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        head = ["index", "label", "prediction", "correct"] + [
-            f"{self.data['score'][0]}_{c}" for c in self.data["classes"]
-        ]
+        if self.regression:
+            head = ["index", "target", "output", "error"]
+        else:
+            head = ["index", "label", "prediction", "correct"] + [
+                f"{self.data['score'][0]}_{c}" for c in self.data["classes"]
+            ]
         writer.writerow(head)
         for r in rows:
             writer.writerow(["" if r[k] is None else (repr(r[k]) if isinstance(r[k], float) else r[k]) for k in head])
         return buf.getvalue()
 
     def summary(self) -> str:
+        if self.regression:
+            err = [r["error"] for r in self.data["rows"] if r["error"] is not None]
+            tail = f", RMSE {float(np.sqrt(np.mean(np.square(err)))):.4g}" if err else ""
+            return f"{len(self.data['rows'])} outputs{tail}"
         right = [r["correct"] for r in self.data["rows"] if r["correct"] is not None]
         tail = f", {sum(right)} of {len(right)} correct" if right else ""
         return f"{len(self.data['rows'])} predictions{tail}"

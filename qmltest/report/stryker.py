@@ -61,7 +61,18 @@ def span_of(model: Model, touched: list[int]) -> Span | None:
     return Span(first.start_line, first.start_column, last.end_line, last.end_column)
 
 
-def _reason(row: dict) -> str | None:
+def _overall(regression: bool) -> str:
+    return "squared errors (Wilcoxon signed-rank)" if regression else "overall accuracy"
+
+
+def _suite_note(s: dict) -> str:
+    """What a suite's inputs say of the original: how many it classifies, or a regressor's error."""
+    if "original_mse" in s:
+        return f"original MSE {s['original_mse']:.4g}"
+    return f"{s['correctly_classified']} correctly classified"
+
+
+def _reason(row: dict, regression: bool = False) -> str | None:
     status = row["status"]
     if status.startswith("incompetent"):
         return status
@@ -69,7 +80,7 @@ def _reason(row: dict) -> str | None:
         parts = []
         for suite, v in sorted(row["verdicts"].items()):
             if v["killed"]:
-                what = f"classes {v['killed_classes']}" if v["killed_classes"] else "overall accuracy"
+                what = f"classes {v['killed_classes']}" if v["killed_classes"] else _overall(regression)
                 if v["killed_by"]:
                     what = f"inputs {v['killed_by'][:10]}" + (" ..." if len(v["killed_by"]) > 10 else "")
                 parts.append(f"{suite}: {what}")
@@ -119,7 +130,7 @@ def report(model: Model, qasm_key: str, result: dict, run_dir: Path | None = Non
             "coveredBy": sorted(m["verdicts"]),
             "killedBy": sorted(s for s, v in m["verdicts"].items() if v["killed"]),
         }
-        reason = _reason(m)
+        reason = _reason(m, result["meta"].get("task") == "regression")
         if reason:
             entry["statusReason"] = reason
         folder = None if run_dir is None else Path(run_dir) / "mutants" / m["id"]
@@ -136,11 +147,7 @@ def report(model: Model, qasm_key: str, result: dict, run_dir: Path | None = Non
                     continue
         rows.append(entry)
     test_files = {
-        name: {
-            "tests": [
-                {"id": name, "name": f"{name}: {s['inputs']} inputs ({s['correctly_classified']} correctly classified)"}
-            ]
-        }
+        name: {"tests": [{"id": name, "name": f"{name}: {s['inputs']} inputs ({_suite_note(s)})"}]}
         for name, s in result["suites"].items()
     }
     files = {qasm_key: {"language": "qasm", "source": model.qasm_text, "mutants": rows}}

@@ -63,3 +63,10 @@ def fmt(value: float | None, interval: tuple[float, float] | list[float] | None,
         return core if interval is None else f"{core} [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
     core = f"{value:.2f}"
     return core if interval is None else f"{core} [{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def fmt_g(value: float | None, interval: tuple[float, float] | list[float] | None) -> str:
+    """'0.1134 [0.1027, 0.1257]': four significant digits, for figures of any scale (an MSE)."""
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if interval is None else f"{value:.4g} [{interval[0]:.4g}, {interval[1]:.4g}]"

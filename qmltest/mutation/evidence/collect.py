@@ -13,7 +13,7 @@ from qmltest.data.labelled import Data
 from qmltest.errors import QmlTestError
 from qmltest.model import readout
 from qmltest.model.artifact import Model
-from qmltest.mutation.evidence import sequential, stats, votes
+from qmltest.mutation.evidence import sequential, stats, values, votes
 from qmltest.mutation.evidence.evaluator import Evaluator
 from qmltest.mutation.judge import killing as criteria
 from qmltest.mutation.operators import delta as delta_mod
@@ -119,7 +119,10 @@ _evaluate_task.prepare = _prepare_batch  # type: ignore[attr-defined]  # run onc
 
 
 def correct_mask(original: Model, evaluator: Evaluator, suite: Data) -> np.ndarray:
-    """Inputs the original classifies correctly (exactly): the majority criterion's test suite."""
+    """Inputs the original classifies correctly (exactly): the majority criterion's test suite
+    (none for a regressor, which has no classes to be right about)."""
+    if original.is_regressor:
+        return np.zeros(len(suite.y), dtype=bool)
     probs = evaluator.original_probs(suite)
     return readout.predict(probs, evaluator.sim.matrix(original), original.num_classes) == suite.y
 
@@ -132,6 +135,9 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
     probs, matrix, status = evaluator.mutant_outcomes(cand.model, suite)
     if probs is None:
         return {"status": status}
+    if evaluator.original.is_regressor:
+        orig = (evaluator.original_probs(suite), evaluator.sim.matrix(evaluator.original))
+        return values.evidence(probs, matrix, orig, suite, cand.id, opts.shots, opts.seed, status)
     classes = cand.model.num_classes
 
     def predict(p: np.ndarray) -> np.ndarray:  # the model's prediction, on outcomes or class buckets

@@ -46,7 +46,15 @@ def candidate_row(c: Mutant) -> dict:
 
 
 def build_report(data: dict, criterion: str, correction: str, scoring: str) -> dict:
-    """Verdicts, scores and tables from stored rows; re-deciding needs no simulation."""
+    """Verdicts, scores and tables from stored rows; re-deciding needs no simulation. A
+    regressor's evidence is the statistical criterion's alone, scored plain (`options.for_regressor`)."""
+    if data["meta"].get("task") == "regression" and (criterion != "statistical" or scoring != "plain"):
+        from qmltest.errors import InputError
+
+        raise InputError(
+            f"a regressor's mutants are decided by the statistical test on its errors with the plain score, "
+            f"not --criterion {criterion} --scoring {scoring}"
+        )
     meta = dict(data["meta"], criterion=criterion, correction=correction, scoring=scoring)
     alpha = meta["options"]["settings"]["alpha"]
     scored = [
@@ -152,6 +160,7 @@ def _suite_summary(info: dict, verdicts: dict, null: dict, scored: list[dict], m
     return {
         "inputs": info["inputs"],
         "correctly_classified": int(sum(info["correct"])),
+        **({"original_mse": info["original_mse"]} if "original_mse" in info else {}),
         "scored_mutants": len(verdicts),
         "killed": sum(v["killed"] for v in verdicts.values()),
         "undecided": sum(v["undecided"] for v in verdicts.values()),
@@ -186,7 +195,7 @@ def _table(scored: list[dict], verdicts: dict, key: str, scoring: str, num_class
         row["killed_classes"] += len(v["killed_classes"])
     for row in table.values():
         t = row["total"]
-        row["class_score"] = row["killed_classes"] / (t * num_classes) if t else None
+        row["class_score"] = row["killed_classes"] / (t * num_classes) if t and num_classes else None
         row["plain_score"] = row["killed_overall"] / t if t else None
         row["mutation_score"] = row[f"{scoring}_score"]
         hits, trials = (row["killed_classes"], t * num_classes) if scoring == "class" else (row["killed"], t)

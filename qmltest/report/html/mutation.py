@@ -101,7 +101,7 @@ def _suites(result: dict, folder: Path) -> str:
         [
             n,
             s["inputs"],
-            s["correctly_classified"],
+            f"{s['original_mse']:.4g}" if "original_mse" in s else s["correctly_classified"],
             s["scored_mutants"],
             s["killed"],
             s["undecided"],
@@ -115,7 +115,7 @@ def _suites(result: dict, folder: Path) -> str:
         [
             "suite",
             "inputs",
-            "correct",
+            "original MSE" if meta.get("task") == "regression" else "correct",
             "scored mutants",
             "killed",
             "undecided",
