@@ -177,3 +177,54 @@ def test_targets_and_class_labels_are_told_apart(tmp_path) -> None:
         datasets.select_targets(str(tmp_path / "bad.csv"))
     tr, te = datasets.select_targets("diabetes", "train")[1], y
     assert len(tr) + len(te) == 442
+
+
+def test_cli_import_of_a_regressor_from_qpy_equals_the_library(trained, tmp_path) -> None:
+    import qiskit.qpy
+
+    with open(tmp_path / "reg.qpy", "wb") as fh:
+        qiskit.qpy.dump(trained["qnn"].circuit, fh)
+    np.save(tmp_path / "w.npy", trained["nnr"]._fit_result.x)
+    args = ["import", str(tmp_path / "reg.qpy"), "--weights", str(tmp_path / "w.npy"), "--task", "regression"]
+    res = runner.invoke(app, [*args, "--observables", "ZZ", "--features", "x[0],x[1]", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    assert "one real output (regressor)" in res.output
+    rows = api.predict(str(tmp_path / "m"), trained["data"]).data["rows"]
+    lib = np.asarray(trained["nnr"].predict(trained["x"]), dtype=float).ravel()
+    assert np.max(np.abs(np.array([r["output"] for r in rows]) - lib)) < 1e-9
+    res = runner.invoke(app, [*args, "--readout", "parity", "--out", str(tmp_path / "n")])
+    assert res.exit_code == 2 and "use readout 'expectation'" in res.output
+
+
+def test_pennylane_regressor_and_probs_read_through_a_map() -> None:
+    qml = pytest.importorskip("pennylane")
+    from qmltest.interop import from_pennylane
+    from qmltest.simulate import engine, program
+
+    dev = qml.device("default.qubit", wires=2)
+    w = np.array([0.3, -0.7])
+
+    @qml.qnode(dev)
+    def value(x, w):
+        qml.AngleEmbedding(x, wires=[0, 1])
+        qml.BasicEntanglerLayers(w[None, :], wires=[0, 1])
+        return qml.expval(qml.PauliZ(0) @ qml.PauliZ(1))
+
+    @qml.qnode(dev)
+    def probs(x, w):
+        qml.AngleEmbedding(x, wires=[0, 1])
+        qml.BasicEntanglerLayers(w[None, :], wires=[0, 1])
+        return qml.probs(wires=[0, 1])
+
+    x = np.random.default_rng(2).uniform(-1, 1, (6, 2))
+    reg = from_pennylane(value, (w,), num_features=2, task="regression")
+    out = reg.outputs(engine.probabilities(program.of_model(reg), reg.encode(x)))
+    assert reg.is_regressor and np.max(np.abs(out - np.array([float(value(r, w)) for r in x]))) < 1e-9
+    parity = from_pennylane(
+        probs, (w,), num_features=2, readout="map", readout_map=[0, 1, 1, 0], classes=["even", "odd"]
+    )
+    assert parity.classes == ["even", "odd"]
+    p = np.array([probs(r, w) for r in x])
+    want = np.argmax(np.stack([p[:, 0] + p[:, 3], p[:, 1] + p[:, 2]], axis=1), axis=1)
+    got = parity.predict(engine.probabilities(program.of_model(parity), parity.encode(x)))
+    assert np.array_equal(got, want)
