@@ -254,6 +254,11 @@ def manifest_option() -> Any:
     return options.model_options()["manifest"][1]
 
 
+def drop_option() -> Any:
+    """`--drop-unknown-labels` (declared once, in `options.data_options`)."""
+    return options.data_options()["drop_unknown_labels"][1]
+
+
 def noise_option() -> Any:
     """`--noise` (declared once, in `options.noise_options`)."""
     return options.noise_options()["noise"][1]

@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     cluster_option,
+    drop_option,
     gate_coverage,
     handle_errors,
     noise_option,
@@ -69,6 +70,7 @@ def cover(
     cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
+    drop_unknown_labels: bool = drop_option(),
     config: Path = config_option("cover"),
 ) -> None:
     """Coverage of a test suite: totals, per-state detail, growth per input, per part."""
@@ -94,6 +96,7 @@ def cover(
         workers=workers,
         cluster=cluster,
         manifest=manifest,
+        drop_unknown_labels=drop_unknown_labels,
     )
     result, parts = res.data, res.timing["parts"]
     write_output(json_out, report.to_json(result))

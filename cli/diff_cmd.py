@@ -9,6 +9,7 @@ from qmltest_cli.common import (
     EXIT_GATE,
     backend_option,
     check_range,
+    drop_option,
     err,
     handle_errors,
     out,
@@ -41,6 +42,7 @@ def diff(
     backend: str = backend_option(),
     json_out: Path = typer.Option(None, "--json", help="Write the diff as JSON ('-' for stdout)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary lines."),
+    drop_unknown_labels: bool = drop_option(),
     config: Path = config_option("diff"),
 ) -> None:
     """Where do two models, or one model on two targets, give different answers on the same inputs?"""
@@ -57,6 +59,7 @@ def diff(
         alpha=alpha,
         seed=seed,
         backend=backend,
+        drop_unknown_labels=drop_unknown_labels,
     )
     result = res.data
     write_output(json_out, report.to_json(result))

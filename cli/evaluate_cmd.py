@@ -9,6 +9,7 @@ from qmltest_cli.common import (
     backend_option,
     cluster_option,
     data_option,
+    drop_option,
     handle_errors,
     manifest_option,
     noise_option,
@@ -52,6 +53,7 @@ def evaluate(
     workers: int = workers_option(),
     cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
+    drop_unknown_labels: bool = drop_option(),
     config: Path = config_option("evaluate"),
 ) -> None:
     """Classify a dataset split with the model; print accuracy and per-class accuracy."""
@@ -69,6 +71,7 @@ def evaluate(
         workers=workers,
         cluster=cluster,
         manifest=manifest,
+        drop_unknown_labels=drop_unknown_labels,
     )
     result, noise_name = res.data, res.timing["noise_name"]
     name, part = result["data"], result["split"]

@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     cluster_option,
+    drop_option,
     err,
     gate_coverage,
     handle_errors,
@@ -67,6 +68,7 @@ def fuzz(
         None, help="Exit 1 when a guide's final coverage is below P percent: ksc=40 (as cover's)."
     ),
     backend: str = backend_option(),
+    drop_unknown_labels: bool = drop_option(),
     config: Path = config_option("fuzz"),
 ) -> None:
     """Mutate seeds, keep mutants that raise coverage, collect misclassified ones; compare with random testing."""
@@ -93,6 +95,7 @@ def fuzz(
             workers=workers,
             cluster=cluster,
             manifest=manifest,
+            drop_unknown_labels=drop_unknown_labels,
             progress=lambda g: advance(1),
         )
     result, timing = res.data, res.timing

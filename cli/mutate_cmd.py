@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from qmltest_cli import options
 from qmltest_cli.common import (
     EXIT_GATE,
     command_line,
@@ -144,6 +145,7 @@ def data_options() -> Group:
             int,
             typer.Option(None, "--per-class", "--test-per-class", help="Inputs per class of each suite."),
         ),
+        "drop_unknown_labels": options.data_options()["drop_unknown_labels"],
     }
 
 

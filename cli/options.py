@@ -73,6 +73,14 @@ def data_options() -> Group:
             ),
         ),
         "split": (str, typer.Option("test", help="train, test or all.")),
+        "drop_unknown_labels": (
+            bool,
+            typer.Option(
+                False,
+                "--drop-unknown-labels",
+                help="Leave out a file's rows whose labels are not classes of the model (default: refuse, exit 2).",
+            ),
+        ),
     }
 
 

@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     data_option,
+    drop_option,
     handle_errors,
     manifest_option,
     noise_option,
@@ -45,6 +46,7 @@ def predict(
     json_out: Path = typer.Option(None, "--json", help="Write every row as JSON ('-' for stdout)."),
     csv_out: Path = typer.Option(None, "--csv", help="Write every row as CSV ('-' for stdout)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
+    drop_unknown_labels: bool = drop_option(),
     config: Path = config_option("predict"),
 ) -> None:
     """Predict every input: its label, prediction and class probabilities (or scores)."""
@@ -60,6 +62,7 @@ def predict(
         target=target,
         backend=backend,
         manifest=manifest,
+        drop_unknown_labels=drop_unknown_labels,
     )
     write_output(json_out, res.to_json())
     write_output(csv_out, res.to_csv())

@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import (
     backend_option,
     cluster_option,
+    drop_option,
     handle_errors,
     noise_option,
     out,
@@ -41,6 +42,7 @@ def profile(
     cluster: str = cluster_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
+    drop_unknown_labels: bool = drop_option(),
     config: Path = config_option("profile"),
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
@@ -58,6 +60,7 @@ def profile(
         workers=workers,
         cluster=cluster,
         manifest=manifest,
+        drop_unknown_labels=drop_unknown_labels,
     )
     write_output(out_path, res.to_json())
     if not quiet:

@@ -60,6 +60,7 @@ def evaluate(
     workers: int = 1,
     cluster: str | None = None,
     manifest: str | Path | None = None,
+    drop_unknown_labels: bool = False,
 ) -> EvaluationResult:
     """Accuracy and per-class accuracy on a data split (`shots=None`: exact probabilities)."""
     from qmltest.evaluate import evaluate as evaluate_model
@@ -71,7 +72,7 @@ def evaluate(
         raise InputError("--exact and --shots-budget exclude each other")
     m, name_of = model_and_name(model, manifest)
     spec = model_data(m, data, split, "--data")
-    x, y = datasets.for_model(spec, split, m, per_class, seed)
+    x, y = datasets.for_model(spec, split, m, per_class, seed, drop_unknown_labels)
     cfg = noise_of(noise, target, hardware=True)
     result = evaluate_model(m, x, y, shots, seed, backend, cfg, parallel.plan(workers, cluster), shots_budget)
     name, part = datasets.parse_spec(spec, split)  # a split written in the spec wins over split
@@ -91,6 +92,7 @@ def predict(
     target: str | None = None,
     backend: str = "auto",
     manifest: str | Path | None = None,
+    drop_unknown_labels: bool = False,
 ) -> PredictionResult:
     """Per-input predictions: one row per input with its index, label, prediction and class scores,
     exact (`shots=None`, the default) or as shot frequencies. `data`: a data spec as elsewhere
@@ -107,7 +109,7 @@ def predict(
             raise InputError(f"predict: inputs must be a 2-D array (inputs x features), got shape {x.shape}")
     else:
         spec = model_data(m, None if data is None else str(data), split, "--data")
-        x, y = datasets.for_model(spec, split, m, per_class, seed)
+        x, y = datasets.for_model(spec, split, m, per_class, seed, drop_unknown_labels)
         name, part = datasets.parse_spec(spec, split)
     result = per_input(m, x, y, shots, seed, backend, cfg)
     result.update(model=name_of, data=name, split=part, versions=report.versions())
@@ -129,6 +131,7 @@ def profile(
     workers: int = 1,
     cluster: str | None = None,
     manifest: str | Path | None = None,
+    drop_unknown_labels: bool = False,
 ) -> ProfileResult:
     """QCov's per basis state profile (l, u, mean, std, median, MAD) on training inputs (Sec. 3.1)."""
     from qmltest.coverage import profile as profiling
@@ -139,7 +142,7 @@ def profile(
     check_range("--shots", shots, 1, 10**8)
     m, _ = model_and_name(model, manifest)
     spec = model_data(m, data, split, "--data")
-    x, _ = datasets.for_model(spec, split, m, per_class, seed)
+    x, _ = datasets.for_model(spec, split, m, per_class, seed, drop_unknown_labels)
     cfg = noise_of(noise, target)
     probs = model_probabilities(m, x, backend, register=register, noise=cfg, where=parallel.plan(workers, cluster))
     probs = estimate(probs, shots, np.random.default_rng(seed))
@@ -196,6 +199,7 @@ def cover(
     workers: int = 1,
     cluster: str | None = None,
     manifest: str | Path | None = None,
+    drop_unknown_labels: bool = False,
 ) -> CoverageResult:
     """KSC, SCC and TSC (and every registered criterion) of a test suite against a profile (QCov Eq. 2-4)."""
     from qmltest.coverage import measure
@@ -217,7 +221,7 @@ def cover(
     if data:
         source, part_split = datasets.parse_spec(data, split)
         label = f"{source}:{part_split}" if source in datasets.BUILTIN else source
-        parts.append((label, datasets.for_model(data, split, m, per_class, seed)[0]))
+        parts.append((label, datasets.for_model(data, split, m, per_class, seed, drop_unknown_labels)[0]))
     for path in suites:
         parts.append((Path(path).name, datasets.load(str(path)).x))
     rng = np.random.default_rng(seed)
@@ -266,6 +270,7 @@ def fuzz(
     workers: int = 1,
     cluster: str | None = None,
     manifest: str | Path | None = None,
+    drop_unknown_labels: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> FuzzResult:
     """Coverage-guided fuzzing of correctly classified seeds, every guide against random (QCov Algorithm 1)."""
@@ -291,7 +296,7 @@ def fuzz(
     prof = load_profile(profile, m)
     spec = model_data(m, seeds, "test", "--seeds")
     source, split = datasets.parse_spec(spec)
-    x, labels = datasets.select(source, split, m.classes, per_class, seed)
+    x, labels = datasets.select(source, split, m.classes, per_class, seed, drop_unknown_labels)
     y, shape = label_indices(m, labels), datasets.load(source).image_shape
     correct = m.predict(model_probabilities(m, x, backend)) == y
     if not correct.any():
@@ -339,6 +344,7 @@ def diff(
     alpha: float = 0.05,
     seed: int = 0,
     backend: str = "auto",
+    drop_unknown_labels: bool = False,
 ) -> DiffResult:
     """Where two models, or one model on two targets, give different answers on the same inputs."""
     from qmltest import diff as diff_mod
@@ -358,7 +364,7 @@ def diff(
     if model_b is None and target_a == target_b:
         raise InputError("one model needs two different targets (--target-a, --target-b) or a second model")
     spec = model_data(a, data, "test", "--data")
-    x, labels = datasets.select(spec, "test", a.classes, per_class, seed)
+    x, labels = datasets.select(spec, "test", a.classes, per_class, seed, drop_unknown_labels)
     probs_a = model_probabilities(a, x, backend, noise=noise_of(None, target_a))
     probs_b = model_probabilities(b, x, backend, noise=noise_of(None, target_b))
     result = diff_mod.compare(probs_a, probs_b, a, b, label_indices(a, labels), shots, repeats, alpha, seed)

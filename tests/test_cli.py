@@ -118,8 +118,9 @@ def test_train_small_model(tmp_path) -> None:
     assert model.manifest["training"]["test_accuracy"] >= 0.5
 
 
-def test_rows_whose_labels_are_not_classes_are_counted_in_one_warning_line(iris_model, tmp_path) -> None:
-    """30 rows, 5 labelled 7 for a 3-class model: 25 evaluated, and the CLI says so in one line."""
+def test_rows_whose_labels_are_not_classes_refuse_or_drop_in_one_line(iris_model, tmp_path) -> None:
+    """30 rows, 5 labelled 7 for a 3-class model: refused in one line naming the option (exit 2);
+    with --drop-unknown-labels 25 are evaluated and the CLI says so in one warning line."""
     import subprocess
     import sys
 
@@ -128,14 +129,15 @@ def test_rows_whose_labels_are_not_classes_are_counted_in_one_warning_line(iris_
     np.savetxt(tmp_path / "lab.csv", np.c_[x, y], delimiter=",")
     code = "from qmltest_cli.main import run; run()"
     args = ["evaluate", str(iris_model), "--data", str(tmp_path / "lab.csv"), "--exact", "--json", "-"]
+    what = str(tmp_path / "lab.csv") + ": 5 of 30 rows have labels [7] that are not classes of the model ([0, 1, 2])"
+    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.strip().splitlines() == [f"error: {what}: give --drop-unknown-labels to leave them out"]
+    args.append("--drop-unknown-labels")
     res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["samples"] == 25
-    lines = res.stderr.strip().splitlines()
-    assert lines == [
-        "warning: " + str(tmp_path / "lab.csv") + ": 5 of 30 rows have labels [7] that are not classes "
-        "of the model ([0, 1, 2]): left out"
-    ]
+    assert res.stderr.strip().splitlines() == [f"warning: {what}: left out"]
 
 
 def test_every_simulating_command_reads_its_own_table_of_the_run_config(iris_model, tmp_path, monkeypatch) -> None:

@@ -281,6 +281,9 @@ def test_labels_outside_the_classes_are_one_line(named, tmp_path) -> None:
         str(tmp_path / "some.csv"),
     ]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [res.stderr.strip()]
+    assert "--drop-unknown-labels" in res.stderr and "'rose'" in res.stderr
+    res = subprocess.run([*cmd, "--drop-unknown-labels"], capture_output=True, text=True, check=False)
     assert res.returncode == 0 and res.stderr.strip().splitlines() == [res.stderr.strip()] and "left out" in res.stderr
 
 

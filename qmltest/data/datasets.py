@@ -240,13 +240,15 @@ def select(
     classes: list | None = None,
     per_class: int | None = None,
     seed: int = 0,
+    drop_unknown: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Inputs and labels of one split, filtered to `classes` (in that order), optionally subsampled.
 
     `spec` is one dataset spec for every command: ``name[:split]`` (a split in the spec wins over
-    `split`) or a file, which is used whole.
+    `split`) or a file, which is used whole. A file's rows whose labels are no class refuse the
+    selection in one line, or with `drop_unknown` are left out with one warning.
     """
-    ds, idx = select_indices(spec, split, classes, per_class, seed)
+    ds, idx = select_indices(spec, split, classes, per_class, seed, drop_unknown)
     return ds.x[idx], ds.y[idx]
 
 
@@ -256,6 +258,7 @@ def select_indices(
     classes: list | None = None,
     per_class: int | None = None,
     seed: int = 0,
+    drop_unknown: bool = False,
 ) -> tuple[Dataset, np.ndarray]:
     """`select` as (the whole data set, the chosen row indices): what callers that must keep two
     selections disjoint (a reference set and test suites, QuanForge Sec. 3.1) need."""
@@ -275,12 +278,13 @@ def select_indices(
             import warnings
 
             others = sorted({labels_mod.key(v) for v in np.unique(ds.y[idx][~keep])}, key=str)
-            warnings.warn(
+            what = (
                 f"{spec}: {int((~keep).sum())} of {len(idx)} rows have labels {others[:5]} that are not classes "
-                f"of the model ({classes}): left out",
-                DataWarning,
-                stacklevel=3,
+                f"of the model ({classes})"
             )
+            if not drop_unknown:
+                raise InputError(f"{what}: give --drop-unknown-labels to leave them out")
+            warnings.warn(f"{what}: left out", DataWarning, stacklevel=3)
         idx = idx[keep]
     if per_class is not None:
         rng = np.random.default_rng(seed)
@@ -314,10 +318,10 @@ def select_targets(
 
 
 def for_model(
-    spec: str, split: str, model: object, per_class: int | None = None, seed: int = 0
+    spec: str, split: str, model: object, per_class: int | None = None, seed: int = 0, drop_unknown: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """The inputs and labels a command runs `model` on: its classes' rows (`select`), or a
     regressor's real targets (`select_targets`; `per_class` is then a row limit)."""
     if getattr(model, "is_regressor", False):
         return select_targets(spec, split, per_class, seed)
-    return select(spec, split, model.classes, per_class, seed)  # type: ignore[attr-defined]
+    return select(spec, split, model.classes, per_class, seed, drop_unknown)  # type: ignore[attr-defined]

@@ -119,11 +119,11 @@ def list_mutants(model: Source, *, rows: bool = False, manifest: str | Path | No
     return listing if found is None else dict(listing, mutants=found)
 
 
-def suite_data(spec: str, model: Model, per_class: int | None, seed: int) -> Any:
+def suite_data(spec: str, model: Model, per_class: int | None, seed: int, drop_unknown: bool = False) -> Any:
     """'mnist:train' (builtin and split) or a file, as the mutation pipeline's data (labels as class indices)."""
     from qmltest.data.labelled import Data
 
-    x, y = datasets.for_model(spec, "test", model, per_class, seed)
+    x, y = datasets.for_model(spec, "test", model, per_class, seed, drop_unknown)
     return Data.of(spec, model, x, y)
 
 
@@ -169,6 +169,7 @@ def mutate(
     cluster: str | None = None,
     backend: str = "auto",
     manifest: str | Path | None = None,
+    drop_unknown_labels: bool = False,
     shard: str | None = None,
     cache: str | Path | None = None,
     iterate: str | Path | None = None,
@@ -199,8 +200,10 @@ def mutate(
     specs = specs or [model_data(m, None, "test", "--test")]
     ref = None
     if strategy.needs_reference:
-        ref = suite_data(model_data(m, reference, "train", "--reference"), m, reference_per_class, opts.seed)
-    suites = [suite_data(t, m, per_class, opts.seed) for t in specs]
+        ref = suite_data(
+            model_data(m, reference, "train", "--reference"), m, reference_per_class, opts.seed, drop_unknown_labels
+        )
+    suites = [suite_data(t, m, per_class, opts.seed, drop_unknown_labels) for t in specs]
     cfg = noise_of(noise, target)
     reuse = _reuse(m, cache, iterate, changed_since, shard)
     plan = None if announce is None else precision_mod.projection(m, suites, opts, backend)
@@ -226,6 +229,7 @@ def mutate(
             "target": target,
             "backend": backend,
             "manifest": None if manifest is None else str(manifest),
+            "drop_unknown_labels": drop_unknown_labels,
         }
         _save_call(folder, call, options, command, reuse.shard)
     return MutationResult(result, timing, timing.pop("report_text", None))
