@@ -63,6 +63,10 @@ def import_model(
         None, help="Repeatable: scale=LO:HI, standard (fitted on --data), pca=FILE.npz, steps=FILE.json."
     ),
     data: str = typer.Option(None, help="Training data to fit --preprocess scalers: name[:split] or file."),
+    kernel: Path = typer.Option(
+        None,
+        help="A kernel SVM over the circuit as its feature map: NPZ of support_vectors, dual_coef, intercept, classes.",
+    ),
     head: Path = typer.Option(
         None, help="expectation readout: a linear layer over the <O_j>, JSON {weight: [[..]], bias: [..]}."
     ),
@@ -91,6 +95,13 @@ def import_model(
         checked = sources.verify_probe(circuit, other, parse_list(values, "--verify", float) or [], path)
         provenance["probe_verified"] = {"against": Path(path).name, "max_abs_diff": checked}
     weight_values = sources.load_weights(weights) if weights is not None else None
+    svm = None
+    if kernel is not None:
+        from qmltest.interop.svm import load_npz
+
+        svm = load_npz(kernel)
+        if svm["classes"] is None and task == "classification" and classes is None:
+            task = "regression"  # an SVM without classes (QSVR) outputs its decision value
     data_x = None
     if data is not None:
         pick = datasets.select_targets if task == "regression" else datasets.select
@@ -100,7 +111,7 @@ def import_model(
         circuit,
         weight_values,
         None if features is None else [f.strip() for f in features.split(",") if f.strip()],
-        readout=readout or ("expectation" if task == "regression" else "modulo"),
+        readout=readout or ("kernel" if svm is not None else "expectation" if task == "regression" else "modulo"),
         classes=_labels(classes),
         measure=parse_list(measure, "--measure"),
         readout_map=parse_list(readout_map, "--map"),
@@ -113,6 +124,7 @@ def import_model(
         name=name or out_dir.resolve().name,
         provenance=provenance,
         task=task,
+        kernel=svm,
     )
     if fmt == "qasm2" and "probe_verified" not in provenance:
         err.print(
@@ -120,6 +132,8 @@ def import_model(
             "and pass --verify FILE=v0,v1,...",
             markup=False,
         )
+    for note in model.manifest["import"].get("warnings", []):
+        err.print(f"warning: {note}", markup=False)
     model.save(out_dir)
     info = describe(model)
     info["source"] = str(out_dir)

@@ -34,7 +34,7 @@ app = typer.Typer(
 def _data(spec: str, model: artifact.Model):
     from qmltest.model.loading import classifier_only
 
-    classifier_only(model, "suite")
+    classifier_only(model, "suite", circuits=True)
     source, split = datasets.parse_spec(spec)
     ds = datasets.load(source)
     return ds, datasets.split_indices(ds.y, split)

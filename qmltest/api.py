@@ -292,7 +292,7 @@ def fuzz(
     check_range("--per-class", per_class, 1, 10**7)
     runs = sorted(set(seeds_list)) if seeds_list else None
     m, _ = model_and_name(model, manifest)
-    classifier_only(m, "fuzz")
+    classifier_only(m, "fuzz", circuits=True)
     prof = load_profile(profile, m)
     spec = model_data(m, seeds, "test", "--seeds")
     source, split = datasets.parse_spec(spec)

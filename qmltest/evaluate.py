@@ -138,7 +138,7 @@ def regression(
 def _read(model: Model, marginal: bool) -> tuple[str, np.ndarray]:
     """(register, readout matrix) a run simulates: the class marginal of a wide readout where it
     may (`marginal`: noise-free, no shot budget), else every readout outcome."""
-    if marginal and program.wide(model):
+    if marginal and not model.is_kernel and program.wide(model):
         return "classes", program.class_view(model)[1]
     return "readout", model.readout_matrix
 
@@ -207,8 +207,9 @@ def per_input(
     probs = model_probabilities(model, x, backend, register, noise=noise)
     if shots is not None:
         probs = engine.sample_counts(probs, shots, np.random.default_rng(seed)) / shots
-    expectation = model.manifest["readout"].get("kind") == "expectation"
-    scores = probs @ matrix if expectation else readout.class_probabilities(probs, matrix, model.num_classes)
+    kind = model.manifest["readout"].get("kind")
+    raw = kind in ("expectation", "kernel")  # class scores that are no probabilities
+    scores = probs @ matrix if raw else readout.class_probabilities(probs, matrix, model.num_classes)
     pred = readout.predict(probs, matrix, model.num_classes)
     names = [str(c) for c in model.classes]
     rows = [
@@ -225,7 +226,7 @@ def per_input(
         "format": PREDICTIONS_FORMAT,
         "model_sha256": model.sha256,
         "classes": names,
-        "score": "expectation" if expectation else "probability",
+        "score": {"expectation": "expectation", "kernel": "decision"}.get(kind, "probability"),
         "exact": shots is None,
         "shots": shots,
         "seed": seed,

@@ -95,3 +95,4 @@ def test_a_feature_map_alone_still_imports_as_features() -> None:
 
     model = from_circuit(z_feature_map(3), None, readout="modulo", classes=[0, 1])
     assert len(model.ir.inputs) == 3 and model.manifest["import"]["weights"] == 0
+    assert any("no trained weight" in w and "--kernel" in w for w in model.manifest["import"]["warnings"])

@@ -55,29 +55,6 @@ def pauli_strings(observables: object) -> list[str]:
     return out
 
 
-KERNEL_REFUSAL = (
-    "{name}: a quantum kernel classifier decides by a sum over its support vectors of state overlaps "
-    "|<phi(s_i)|phi(x)>|^2, one circuit per (input, support vector), not by reading out one circuit; qmltest "
-    "imports circuit classifiers (VQC, NeuralNetworkClassifier, SamplerQNN, EstimatorQNN) and does not "
-    "test kernel models"
-)
-
-
-def refuse_kernel(obj: object) -> None:
-    """Kernel classifiers (QSVC, PegasosQSVC, QSVR, or a bare quantum kernel) in one line naming why.
-
-    The model qmltest tests is one parameterized circuit whose readout gives the class (QuanForge
-    Sec. 2, QCov Sec. 3: coverage and mutants are over that circuit's outcome distribution); a
-    kernel model's output is a weighted sum over support vectors of fidelities of two circuits, a
-    different object for every coverage criterion and operator."""
-    if (
-        getattr(obj, "quantum_kernel", None) is not None
-        or hasattr(obj, "evaluate_duplicates")  # a bare FidelityQuantumKernel
-        or type(obj).__name__ in ("QSVC", "PegasosQSVC", "QSVR")
-    ):
-        raise InputError(KERNEL_REFUSAL.format(name=type(obj).__name__))
-
-
 def from_qiskit_ml(
     obj: object,
     weights: Sequence[float] | np.ndarray | None = None,
@@ -96,8 +73,12 @@ def from_qiskit_ml(
 
     `task`: a regressor's model outputs <O> itself (manifest task 'regression'); VQR and
     NeuralNetworkRegressor are regressors, classifiers are classifiers, and a bare EstimatorQNN is
-    read as a sign classifier unless task='regression' is given (the import records which)."""
-    refuse_kernel(obj)
+    read as a sign classifier unless task='regression' is given (the import records which).
+    QSVC, PegasosQSVC and QSVR become kernel models (`interop.svm.from_kernel`)."""
+    from qmltest.interop import svm
+
+    if svm.is_kernel_object(obj):
+        return svm.from_kernel(obj, preprocessing=preprocessing, name=name)
     task = _task(obj, task)
     qnn = getattr(obj, "neural_network", None)
     clf = obj if qnn is not None else None

@@ -31,12 +31,23 @@ def inputs_for(num_qubits: int) -> int:
     return INPUTS if num_qubits <= WIDE else WIDE_INPUTS
 
 
-def model_outputs(model: object, encoded: np.ndarray, per_class: bool = False) -> np.ndarray:
+def model_outputs(model: object, encoded: np.ndarray, per_class: bool = False, decision: bool = False) -> np.ndarray:
     """What the model reads out per input: measured-register probabilities (per_class: summed per
     class, as a SamplerQNN with an interpret returns them), or <O_j> for an expectation readout,
-    or a linear head's logits over them (what a library's forward pass returns)."""
+    or a linear head's logits over them (what a library's forward pass returns); `decision`: a
+    kernel model's decision value f(x) (its feature map's probabilities otherwise)."""
     from qmltest.model import readout
     from qmltest.simulate import engine
+
+    if decision:
+        from qmltest.model import kernel as kernel_model
+        from qmltest.simulate import fidelity
+
+        spec = model.manifest["readout"]  # type: ignore[attr-defined]
+        return (
+            fidelity.outcomes(model, encoded)
+            @ kernel_model.decision_column(spec["dual_coef"], spec["intercept"])[:, None]
+        )
 
     probs = engine.probabilities(program.of_model(model), encoded)  # type: ignore[attr-defined]
     spec = model.manifest["readout"]  # type: ignore[attr-defined]
@@ -97,6 +108,7 @@ def check(
     encoded: np.ndarray | None = None,
     seed: int = 0,
     per_class: bool = False,
+    decision: bool = False,
 ) -> float | None:
     """Largest |model - reference| over the inputs (random ones by default); InputError above
     TOLERANCE. None when the reference cannot be computed (nothing checked)."""
@@ -105,7 +117,7 @@ def check(
     ref = reference(x)
     if ref is None:
         return None
-    ours = model_outputs(model, x, per_class)
+    ours = model_outputs(model, x, per_class, decision)
     ref = np.asarray(ref, dtype=float).reshape(ours.shape)
     diff = float(np.max(np.abs(ours - ref))) if ours.size else 0.0
     if not diff <= TOLERANCE:

@@ -71,6 +71,11 @@ class Model:
     def is_regressor(self) -> bool:
         return self.task == "regression"
 
+    @property
+    def is_kernel(self) -> bool:
+        """A fidelity-kernel SVM (`qmltest.model.kernel`): the circuit is its feature map."""
+        return self.manifest["readout"].get("kind") == "kernel"
+
     def outputs(self, probs_or_freqs: np.ndarray) -> np.ndarray:
         """A regressor's output per row, from exact probabilities or shot frequencies (counts / shots)."""
         return (np.asarray(probs_or_freqs) @ self.readout_matrix)[:, 0]
@@ -192,6 +197,15 @@ def validate_manifest(m: dict, source: str) -> None:
     classes, ro = m["classes"], m["readout"]
     if ro["kind"] == "expectation":
         _validate_expectation(ro, m, source)
+    elif ro["kind"] == "kernel":
+        from qmltest.model import kernel
+
+        try:
+            if m["encoding"]["kind"] != "angle":
+                raise InputError("a kernel model's feature map takes its features as angles")
+            kernel.check(ro, len(m["feature_names"]), m["num_qubits"], len(classes))
+        except InputError as exc:
+            raise _fail(source, f"manifest 'readout': {exc}") from None
     else:
         if len(ro["map"]) != 2 ** len(ro["qubits"]):
             raise _fail(source, f"manifest 'readout.map' must have 2^{len(ro['qubits'])} entries")

@@ -60,7 +60,14 @@ def noise_of(noise: str | Path | None, target: str | None, hardware: bool = Fals
     return load_noise(Path(noise)) if noise is not None else None
 
 
-def classifier_only(model: Model, what: str) -> None:
-    """One line for a command whose oracle is a class (fuzz, diff, attacks) given a regressor."""
+def classifier_only(model: Model, what: str, circuits: bool = False) -> None:
+    """One line for a command whose oracle is a class (fuzz, diff, attacks) given a regressor;
+    `circuits`: the command reads one circuit's readout (its coverage-guided or gradient search),
+    which a kernel model (`model.kernel`) does not have."""
     if model.is_regressor:
         raise InputError(f"{model.source} is a regressor: {what} judges predicted classes and takes classifiers only")
+    if circuits and model.is_kernel:
+        raise InputError(
+            f"{model.source} is a kernel model: {what} reads one circuit's readout, and a kernel model decides over "
+            "its support vectors' circuits (evaluate, predict, mutate, profile and cover take it)"
+        )

@@ -69,7 +69,7 @@ def labels(observables: list[str]) -> list[str]:
     return [p for obs in observables for _, p in terms(obs)]
 
 
-KINDS = ("basis", "parity", "modulo", "map", "expectation")
+KINDS = ("basis", "parity", "modulo", "map", "expectation", "kernel")
 PAULIS = frozenset("IXYZ")
 
 
@@ -243,7 +243,11 @@ def basis_tails(readout: dict) -> list[list[tuple[str, int]]]:
 
 def matrix(readout: dict, num_classes: int) -> np.ndarray:
     """The score matrix of a manifest's readout (either form); a regressor's (no classes) is its
-    output column (`value_matrix`)."""
+    output column (`value_matrix`); a kernel model's is over its kernel outcomes (`kernel.matrix`)."""
+    if readout.get("kind") == "kernel":
+        from qmltest.model import kernel
+
+        return kernel.matrix(readout, num_classes)
     if readout.get("kind") == "expectation" and num_classes == 0:
         return value_matrix(readout["observables"], readout["qubits"], readout.get("head"))
     if readout.get("kind") == "expectation":

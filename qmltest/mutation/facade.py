@@ -215,22 +215,13 @@ def mutate(
         command=command, where=where, backend=backend, reuse=reuse,
     )  # fmt: skip
     if folder is not None:  # what `merge` needs to finish the shards' run as one
-        call = {
-            "model": name_of,
-            "tests": specs,
-            "per_class": per_class,
-            "reference": reference,
-            "reference_per_class": reference_per_class,
-            "qubits": qubits,
-            "depth": depth,
-            "gate_types": gate_types,
-            "scan": scan,
-            "noise": None if noise is None else str(noise),
-            "target": target,
-            "backend": backend,
-            "manifest": None if manifest is None else str(manifest),
-            "drop_unknown_labels": drop_unknown_labels,
-        }
+        paths = {"noise": noise, "manifest": manifest}
+        call = dict(
+            model=name_of, tests=specs, per_class=per_class, reference=reference,
+            reference_per_class=reference_per_class, qubits=qubits, depth=depth, gate_types=gate_types, scan=scan,
+            target=target, backend=backend, drop_unknown_labels=drop_unknown_labels,
+            **{k: None if v is None else str(v) for k, v in paths.items()},
+        )  # fmt: skip
         _save_call(folder, call, options, command, reuse.shard)
     return MutationResult(result, timing, timing.pop("report_text", None))
 

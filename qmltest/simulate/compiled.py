@@ -71,8 +71,9 @@ class Compiled:
 
     @classmethod
     def wide(cls, original: Model) -> bool:
-        """Whether runs of this original read the class marginal (`marginal`)."""
-        return cls.marginals and program.wide(original)
+        """Whether runs of this original read the class marginal (`marginal`); a kernel model
+        reads its kernel outcomes instead."""
+        return cls.marginals and not original.is_kernel and program.wide(original)
 
     @classmethod
     def original_job(cls, original: Model) -> program.Circuit:
@@ -93,12 +94,20 @@ class Compiled:
             if hit is not None:
                 return hit
         encoded = data.encoded
-        if model.manifest["preprocessing"] != self.original.manifest["preprocessing"]:
+        changed = model.manifest["preprocessing"] != self.original.manifest["preprocessing"]
+        if changed:
             if data.raw is None:
                 raise InputError(f"{data.name}: a data mutation needs the raw inputs")
             encoded = model.encode(data.raw)
-        elif (
-            self.noise is None
+        if model.is_kernel:  # a kernel model's outcomes are its kernel rows (`simulate.fidelity`)
+            if self.noise is not None:
+                raise InputError("a kernel model runs noise-free: its kernel is exact (no --noise or --target)")
+            from qmltest.simulate import fidelity
+
+            return fidelity.outcomes(model, encoded)
+        if (
+            not changed
+            and self.noise is None
             and self.prefix_reuse
             and model is not self.original
             and self.backend.capabilities.prefix_reuse
@@ -118,7 +127,7 @@ class Compiled:
         unread. Elsewhere nothing (numpy resumes each mutant from the original's checkpoints, Aer
         runs one circuit at a time)."""
         self._batched.clear()
-        if not self.backend.capabilities.mutant_batching or self.noise is not None:
+        if not self.backend.capabilities.mutant_batching or self.noise is not None or self.original.is_kernel:
             return 0
         pre = self.original.manifest["preprocessing"]
         budget, made = self.PREFETCH_BYTES, 0
@@ -205,6 +214,8 @@ class Compiled:
         simulations than they save: all of them together when the shared states (`linearity.forms`)
         cost no more than the mutants they serve, else each set that at least 2^|Q| of the models
         change. How many were built. Kept per data set, FORMS in all."""
+        if self.original.is_kernel:  # a kernel row is no Gram form of the inputs' states
+            return 0
         counts = Counter(k for k in map(self.data_change, models) if k is not None)
         job = program.of_model(self.original)
         todo: dict[tuple[int, ...], tuple[linearity.Split, int]] = {}

@@ -1,0 +1,146 @@
+"""Issue 60: kernel models. QSVC, PegasosQSVC and QSVR over a FidelityQuantumKernel import from
+Python and (feature map QPY + the SVM's NPZ) from the CLI; their predictions and decision values
+equal the library's; a mutant of the feature map recomputes the kernel against the stored support
+vectors exactly as the library computes it for the mutated map; identical copies are never killed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from qmltest_cli.main import app
+from typer.testing import CliRunner
+
+from qmltest import api
+from qmltest.errors import InputError
+from qmltest.model import kernel as kernel_model
+from qmltest.simulate import fidelity
+from qmltest.simulate.runner import model_probabilities
+
+pytest.importorskip("qiskit_machine_learning")
+runner = CliRunner()
+
+
+def _xy(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.random.default_rng(seed).uniform(0, 1, (n, 2))
+    return x, (x[:, 0] > x[:, 1]).astype(int)
+
+
+@pytest.fixture(scope="module")
+def fitted() -> dict:
+    from qiskit.circuit.library import zz_feature_map
+    from qiskit_machine_learning.algorithms import QSVC, QSVR, PegasosQSVC
+    from qiskit_machine_learning.kernels import FidelityQuantumKernel
+
+    qk = FidelityQuantumKernel(feature_map=zz_feature_map(2, reps=1))
+    x, y = _xy(0, 24)
+    out = {"kernel": qk, "x": x, "y": y}
+    out["QSVC"] = QSVC(quantum_kernel=qk).fit(x, y)
+    out["PegasosQSVC"] = PegasosQSVC(quantum_kernel=qk, num_steps=60, seed=0).fit(x, y)
+    out["QSVR"] = QSVR(quantum_kernel=qk).fit(x, x[:, 0] - x[:, 1])
+    out["test"] = _xy(1, 30)
+    return out
+
+
+@pytest.mark.parametrize("name", ["QSVC", "PegasosQSVC", "QSVR"])
+def test_predictions_equal_the_librarys(fitted, name) -> None:
+    from qmltest.interop import from_qiskit_ml
+
+    est, (x, _) = fitted[name], fitted["test"]
+    model = from_qiskit_ml(est)
+    assert model.is_kernel and model.manifest["import"]["library_roundtrip"]["max_abs_diff"] < 1e-9
+    probs = model_probabilities(model, x)
+    if name == "QSVR":
+        assert model.is_regressor and np.max(np.abs(model.outputs(probs) - est.predict(x))) < 1e-9
+        return
+    labels = np.asarray(model.classes)[model.predict(probs)]
+    assert np.array_equal(labels, est.predict(x))
+    f = probs @ kernel_model.decision_column(
+        model.manifest["readout"]["dual_coef"], model.manifest["readout"]["intercept"]
+    )
+    assert np.max(np.abs(f - est.decision_function(x))) < 1e-9
+
+
+def test_cli_import_from_qpy_and_npz_equals_the_python_import(fitted, tmp_path) -> None:
+    import qiskit.qpy
+
+    from qmltest.interop import from_qiskit_ml
+    from qmltest.interop.svm import export
+
+    with open(tmp_path / "fm.qpy", "wb") as fh:
+        qiskit.qpy.dump(fitted["kernel"].feature_map, fh)
+    export(fitted["QSVC"], tmp_path / "svm.npz")
+    args = ["import", str(tmp_path / "fm.qpy"), "--kernel", str(tmp_path / "svm.npz")]
+    res = runner.invoke(app, [*args, "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    x, y = fitted["test"]
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    rows = api.predict(str(tmp_path / "m"), str(tmp_path / "test.npz")).data
+    assert rows["score"] == "decision"
+    assert [int(r["prediction"]) for r in rows["rows"]] == fitted["QSVC"].predict(x).tolist()
+    ours = from_qiskit_ml(fitted["QSVC"])
+    assert ours.manifest["readout"] == api.load(tmp_path / "m").manifest["readout"] | {"estimator": "QSVC"}
+    acc = api.evaluate(str(tmp_path / "m"), str(tmp_path / "test.npz"), shots=None).data["accuracy"]
+    assert acc == pytest.approx(fitted["QSVC"].score(x, y))
+
+
+def test_a_mutated_feature_map_recomputes_the_kernel_as_the_library_would(fitted) -> None:
+    """Remove the first CX of the ZZ map: qmltest's kernel rows for the mutant equal qiskit-ml's
+    FidelityQuantumKernel over the same mutated map, against the same stored support vectors."""
+    from qiskit_machine_learning.kernels import FidelityQuantumKernel
+
+    from qmltest.interop import from_qiskit_ml
+    from qmltest.model import ir as irmod
+    from qmltest.mutation.operators.classic import RemoveGate
+    from qmltest.mutation.operators.sites import Site
+
+    model = from_qiskit_ml(fitted["QSVC"])
+    cut = next(i for i, g in enumerate(model.ir.gates) if g.name == "cx")
+    mutant = RemoveGate().apply(model, Site("remove-gate", (cut,)))
+    x = fitted["test"][0]
+    sv = np.asarray(model.manifest["readout"]["support_vectors"])
+    fm = irmod.unitary_part(mutant.ir)
+    assert [p.name for p in fm.parameters] == [p.name for p in mutant.ir.inputs]  # qiskit-ml binds in this order
+    ref = FidelityQuantumKernel(feature_map=fm).evaluate(x, sv)
+    assert np.max(np.abs(fidelity.fidelities(mutant, x) - ref)) < 1e-9
+    assert np.max(np.abs(fidelity.fidelities(mutant, x) - fidelity.fidelities(model, x))) > 1e-3
+
+
+def test_mutation_of_a_kernel_model_and_its_null_control(fitted, tmp_path) -> None:
+    from qmltest.interop import from_qiskit_ml
+
+    from_qiskit_ml(fitted["QSVC"]).save(tmp_path / "m")
+    x, y = fitted["test"]
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    res = api.mutate(str(tmp_path / "m"), str(tmp_path / "test.npz"), suite="classic", shots=None, null_copies=50)
+    suite = next(iter(res.data["suites"].values()))
+    assert suite["null_control"]["killed"] == 0 and suite["scored_mutants"] > 10
+    assert res.data["operators"]["remove-gate"].get("killed", 0) >= 1
+    picked = {"suite": "classic", "operators": "remove-gate", "shots": 256, "null_copies": 100}
+    shot = api.mutate(str(tmp_path / "m"), str(tmp_path / "test.npz"), **picked)
+    null = next(iter(shot.data["suites"].values()))["null_control"]
+    assert null["copies"] == 100 and not null["exceeds_alpha"]
+
+
+def test_refusals_are_one_line(fitted, tmp_path) -> None:
+    from qiskit.circuit.library import zz_feature_map
+    from qiskit_machine_learning.algorithms import QSVC
+
+    from qmltest.interop import from_qiskit_ml
+
+    with pytest.raises(InputError, match="a quantum kernel alone is no model"):
+        from_qiskit_ml(fitted["kernel"])
+    x = np.random.default_rng(3).uniform(0, 1, (15, 2))
+    three = QSVC(quantum_kernel=fitted["kernel"]).fit(x, np.arange(15) % 3)
+    with pytest.raises(InputError, match="one-vs-one votes"):
+        from_qiskit_ml(three)
+    from_qiskit_ml(fitted["QSVC"]).save(tmp_path / "m")
+    for args in (
+        ["evaluate", str(tmp_path / "m"), "--data", "iris", "--target", "fake:manila"],
+        ["fuzz", str(tmp_path / "m"), "--profile", "none.json"],
+    ):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    from qmltest.interop.circuit import from_circuit
+
+    lone = from_circuit(zz_feature_map(2, reps=1), None, readout="parity", classes=[0, 1])
+    assert "--kernel" in lone.manifest["import"]["warnings"][0]
