@@ -96,3 +96,19 @@ def test_a_feature_map_alone_still_imports_as_features() -> None:
     model = from_circuit(z_feature_map(3), None, readout="modulo", classes=[0, 1])
     assert len(model.ir.inputs) == 3 and model.manifest["import"]["weights"] == 0
     assert any("no trained weight" in w and "--kernel" in w for w in model.manifest["import"]["warnings"])
+
+
+def test_a_weight_free_circuit_says_so_on_import(tmp_path) -> None:
+    """`qmltest import` of a feature map alone: imported, with one warning line naming --kernel."""
+    import qiskit.qpy
+    from qiskit.circuit.library import zz_feature_map
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    with open(tmp_path / "fm.qpy", "wb") as fh:
+        qiskit.qpy.dump(zz_feature_map(2, reps=1), fh)
+    args = ["import", str(tmp_path / "fm.qpy"), "--readout", "parity", "--classes", "0,1"]
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    warned = [line for line in res.output.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and "no trained weight" in warned[0] and "--kernel" in warned[0]

@@ -144,3 +144,29 @@ def test_refusals_are_one_line(fitted, tmp_path) -> None:
 
     lone = from_circuit(zz_feature_map(2, reps=1), None, readout="parity", classes=[0, 1])
     assert "--kernel" in lone.manifest["import"]["warnings"][0]
+
+
+@pytest.mark.parametrize("name", ["QSVC", "QSVR"])
+def test_qml_mutants_of_a_kernel_model_are_scored_with_the_null_control(fitted, name, tmp_path) -> None:
+    """The QML suite on a kernel model: DFC changes the data the feature map reads (the support
+    vectors stay, as trained weights do); its unit operators read an ansatz, which a kernel model
+    has none of (the classic and QuanForge gate operators mutate its feature map). DFC mutants are
+    scored and the identical copies of the null control are never killed (exact)."""
+    from sklearn.preprocessing import MinMaxScaler
+
+    from qmltest.interop import from_qiskit_ml
+
+    scaler = MinMaxScaler((0, 1)).fit(fitted["x"])
+    from_qiskit_ml(fitted[name], preprocessing=scaler).save(tmp_path / "m")
+    x, y = fitted["test"]
+    np.savez(tmp_path / "t.npz", x=x, y=y if name == "QSVC" else x[:, 0] - x[:, 1])
+    res = api.mutate(str(tmp_path / "m"), str(tmp_path / "t.npz"), suite="qml", shots=None, null_copies=40)
+    ops = res.data["operators"]
+    scored = {op: n for op, row in ops.items() if (n := row.get("killed", 0) + row.get("survived", 0))}
+    assert scored.get("DFC", 0) >= 4 and set(ops) == {"DFC"}, ops
+    suite = next(iter(res.data["suites"].values()))
+    assert suite["null_control"]["copies"] == 40 and suite["null_control"]["killed"] == 0
+    assert res.data["mutation_score"] is not None
+    where = (str(tmp_path / "m"), str(tmp_path / "t.npz"))
+    gates = api.mutate(*where, suite="quanforge", strategy="exhaustive", shots=None)
+    assert sum(r.get("killed", 0) + r.get("survived", 0) for r in gates.data["operators"].values()) >= 10

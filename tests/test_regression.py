@@ -145,6 +145,8 @@ def test_cli_speaks_of_error_and_refuses_class_commands(trained, tmp_path) -> No
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert list(rows[0]) == ["index", "target", "output", "error"] and len(rows) == 30
     assert all(abs(float(r["output"]) - float(r["target"]) - float(r["error"])) < 1e-12 for r in rows)
+    lib = np.asarray(trained["vqr"].predict(trained["x"]), dtype=float).ravel()
+    assert np.max(np.abs(np.array([float(r["output"]) for r in rows]) - lib)) < 1e-9  # the CSV's 17 digits
     for args in (
         ["mutate", trained["vqr_path"], "--test", trained["data"], "--criterion", "majority"],
         ["mutate", trained["vqr_path"], "--test", trained["data"], "--suite", "quanforge", "--strategy", "search"],
