@@ -300,6 +300,18 @@ def gate_coverage(coverage: dict[str, dict[str, float]], gates: dict[str, float]
     if failed:
         err.print("coverage below the bar: " + "; ".join(failed), markup=False)
         raise typer.Exit(EXIT_GATE)
+    if gates:  # the verdict either way: a passing gate says what it passed
+        met = [
+            f"{name + ': ' if name else ''}{k} {100 * cov.get(k, 0.0):.2f}% >= {100 * bar:.2f}%"
+            for name, cov in coverage.items()
+            for k, bar in gates.items()
+        ]
+        err.print("coverage gate passed: " + "; ".join(met), markup=False)
+
+
+def wrote(what: str, path: Path | str) -> None:
+    """One stderr line saying where a report went (stdout stays the data a pipeline reads)."""
+    err.print(f"wrote {what}: {path}", markup=False)
 
 
 def below(values: dict[str, float], gates: dict[str, float], what: str = "") -> list[str]:

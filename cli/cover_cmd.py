@@ -18,6 +18,7 @@ from qmltest_cli.common import (
     with_backend,
     workers_option,
     write_output,
+    wrote,
 )
 from qmltest_cli.config import config_option, with_config
 from rich.table import Table
@@ -104,6 +105,7 @@ def cover(
         from qmltest.report.html import coverage as html_coverage
 
         html_coverage.write(result, html_out)
+        wrote("HTML report", html_out / "index.html")
     if csv_out:
         rows = [
             {**{k2: v for k2, v in r.items() if k2 != "cells_covered"}, "cells_covered": len(r["cells_covered"])}

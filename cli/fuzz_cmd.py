@@ -19,6 +19,7 @@ from qmltest_cli.common import (
     with_backend,
     workers_option,
     write_output,
+    wrote,
 )
 from qmltest_cli.config import config_option, with_config
 from rich.table import Table
@@ -141,6 +142,9 @@ def fuzz(
         from qmltest.report.html import fuzz as html_fuzz
 
         html_fuzz.write(result, out_dir, html_out)
+        wrote("HTML report", html_out / "index.html")
+    if out_dir is not None:
+        wrote("run folder (failures, per-guide records, report.json)", out_dir)
     if not quiet and str(json_out) != "-":
         _render(result, timing, dropped, n_seeds, budget)
     gate_coverage({g: r["final_coverage"] for g, r in result["guides"].items()}, gates)

@@ -133,6 +133,9 @@ def run() -> None:
     except Exception as exc:  # usage errors (bad option values, unknown options): one line, exit 2
         if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
             raise
+        if type(exc).__name__ == "NoArgsIsHelpError" and not common.COMMAND[1:]:  # bare `qmltest`: help, as --help
+            common.out.print(exc.format_message(), markup=False, highlight=False, soft_wrap=True)
+            sys.exit(0)
         if exc.format_message():  # empty for "no arguments: help shown"
             common.err.print(f"error: {exc.format_message()}", markup=False, soft_wrap=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)

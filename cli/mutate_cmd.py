@@ -19,6 +19,7 @@ from qmltest_cli.common import (
     progress_bar,
     with_backend,
     write_output,
+    wrote,
 )
 from qmltest_cli.config import config_option, with_config
 from qmltest_cli.options import Group, grouped, model_options, noise_options, run_options
@@ -297,8 +298,14 @@ def _listing(model_path: Path, rows: bool, json_out: Path | None, kw: dict) -> N
 
 
 def _write_reports(model: Model, result: dict, text: str, out_dir: Path | None, **reports: Path | None) -> None:
-    """Every report the options ask for, from one finished result and its run folder (`views`)."""
+    """Every report the options ask for, from one finished result and its run folder (`views`),
+    each named on stderr with where it went (stdout's '-' is the data itself)."""
     views.write(result, out_dir, {k.removesuffix("_out"): v for k, v in reports.items()}, text, model)
+    for key, path in reports.items():
+        if path is not None and str(path) != "-":
+            name = key.removesuffix("_out")
+            html = name == "html"
+            wrote("HTML report" if html else f"{name} report", path / "index.html" if html else path)
 
 
 def gate(result: dict, bar: float, lower: bool) -> None:
@@ -312,6 +319,12 @@ def gate(result: dict, bar: float, lower: bool) -> None:
     if low:
         err.print(f"mutation score below {100 * bar:g}%: {', '.join(low)}", markup=False)
         raise typer.Exit(EXIT_GATE)
+    what = "lower bound" if lower else "score"
+    shown = ", ".join(
+        f"{name} {100 * ((s.get('mutation_score_interval') or [0.0])[0] if lower else s['mutation_score'] or 0.0):.2f}%"
+        for name, s in result["suites"].items()
+    )
+    err.print(f"mutation {what} gate passed (>= {100 * bar:g}%): {shown}", markup=False)
 
 
 def render(result: dict, timing: dict) -> None:

@@ -84,6 +84,20 @@ def data_options() -> Group:
     }
 
 
+PANELS = {
+    "kill": "Killing: criterion, alpha, effect, shots",
+    "search": "QuanForge search (strategy search)",
+    "sampling": "Sampling and precision",
+    "data": "Test data",
+    "output": "Reports and gates",
+    "ci": "CI: shards, cache, reruns",
+    "run": "Running: backend, workers, seed",
+    "noise": "Noise and device targets",
+    "model": "Model",
+}
+"""The --help panel of each option group, named for the person reading it."""
+
+
 def grouped(*groups: Callable[[], Group]) -> Callable[[F], F]:
     """Append the groups' options to a command's signature (after its own parameters); the
     command takes them as `**kw`."""
@@ -94,7 +108,8 @@ def grouped(*groups: Callable[[], Group]) -> Callable[[F], F]:
         hints = typing.get_type_hints(fn)
         extra: dict[str, tuple[Any, Any]] = {}
         for group in groups:
-            panel = group.__name__.removesuffix("_options").replace("_", " ").capitalize()
+            key = group.__name__.removesuffix("_options")
+            panel = PANELS.get(key, key.replace("_", " ").capitalize())
             for name, (ann, default) in group().items():
                 default.rich_help_panel = default.rich_help_panel or panel  # --help lists the groups
                 extra[name] = (ann, default)

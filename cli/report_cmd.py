@@ -115,15 +115,21 @@ def report(
 
 @handle_errors
 def show(
-    run: Path = typer.Argument(..., help="A mutation run folder (mutate --out)."),
+    run: Path = typer.Argument(..., help="A mutation run folder (mutate --out) or its report JSON (mutate --json)."),
     mutant_id: str = typer.Argument(..., help="A mutant id, or a unique prefix of one."),
 ) -> None:
     """One mutant: operator, site, status, verdicts per suite, and its QASM diff against the original."""
     from qmltest.report.html.mutation import qasm_diff
 
-    if not run.is_dir():
-        raise InputError(f"{run}: not a run folder")
-    data = pipeline.read_report(run)
+    if run.is_file():  # a report JSON: the mutant's facts, and its diff when the run folder sits beside it
+        data = report_io.read_json(run)
+        if not isinstance(data, dict) or not isinstance(data.get("mutants"), list):
+            raise InputError(f"{run}: not a mutation report (no mutants list)")
+        run = run.parent
+    elif run.is_dir():
+        data = pipeline.read_report(run)
+    else:
+        raise InputError(f"{run}: no such run folder or report")
     hits = [m for m in data["mutants"] if m["id"].startswith(mutant_id)]
     if not hits:
         raise InputError(f"{run}: no mutant id starts with '{mutant_id}'")

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from qmltest.coverage.profile import loaded as load_profile
 from qmltest.data import datasets
 from qmltest.errors import InputError
-from qmltest.model.artifact import Model
 from qmltest.model.loading import (  # noqa: F401
     Source,
     check_range,
     classifier_only,
+    input_sets,
     load,
     model_and_name,
     model_data,
@@ -162,27 +162,12 @@ def profile(
     return ProfileResult(prof.to_dict(), {"inputs": len(x), "states": prof.num_states})
 
 
-def load_profile(path: str | Path | dict | ProfileResult, model: Model) -> Any:
-    """A profile (file, dict or `profile`'s result) checked to belong to `model`."""
-    from qmltest.coverage.profile import Profile
-
-    if isinstance(path, ProfileResult):
-        doc, where = path.data, "<profile>"
-    elif isinstance(path, dict):
-        doc, where = path, "<profile>"
-    else:
-        doc, where = report.read_json(Path(path)), str(path)
-    prof = Profile.from_dict(doc, where)
-    if prof.model_sha256 != model.sha256:
-        raise InputError(f"{where}: profile was made for another model (hash {prof.model_sha256[:12]}...)")
-    return prof
-
-
 def cover(
     model: Source,
-    profile: str | Path | dict | ProfileResult,
+    tests: str | Path | Iterable[str] | dict | ProfileResult | None = None,
     data: str | None = None,
     *,
+    profile: str | Path | dict | ProfileResult | None = None,
     suites: Iterable[str | Path] = (),
     split: str = "test",
     per_class: int | None = None,
@@ -201,7 +186,10 @@ def cover(
     manifest: str | Path | None = None,
     drop_unknown_labels: bool = False,
 ) -> CoverageResult:
-    """KSC, SCC and TSC (and every registered criterion) of a test suite against a profile (QCov Eq. 2-4)."""
+    """KSC, SCC and TSC (and every registered criterion) of a test suite against a profile (QCov Eq. 2-4).
+
+    Called as `mutate` is, `cover(model, tests, profile=...)` with `tests` a data spec or a list of
+    them (one part each); the older order `cover(model, profile, data)` works too."""
     from qmltest.coverage import measure
     from qmltest.simulate import fake_device as device
     from qmltest.simulate.runner import model_probabilities
@@ -211,19 +199,18 @@ def cover(
     check_range("--per-class", per_class, 1, 10**7)
     check_range("--shots", shots, 1, 10**8)
     m, name_of = model_and_name(model, manifest)
+    if profile is None:  # cover(model, profile, data)
+        profile, specs = tests, [data] if data else []
+    elif data is not None:
+        raise InputError("cover: give the test data once (cover(model, tests, profile=...))")
+    else:
+        specs = [str(tests)] if isinstance(tests, (str, Path)) else [str(t) for t in tests or []]  # type: ignore[union-attr]
+    if profile is None:
+        raise InputError("cover needs a profile (profile=..., made by profile())")
     prof = load_profile(profile, m)
     if prof.num_states * k > 50_000_000:
         raise InputError(f"--k {k} over {prof.num_states} basis states is {prof.num_states * k} cells (at most 5e7)")
-    suites = list(suites)
-    parts: list[tuple[str, np.ndarray]] = []
-    if not data and not suites:
-        data = model_data(m, None, split, "--data or --suite")
-    if data:
-        source, part_split = datasets.parse_spec(data, split)
-        label = f"{source}:{part_split}" if source in datasets.BUILTIN else source
-        parts.append((label, datasets.for_model(data, split, m, per_class, seed, drop_unknown_labels)[0]))
-    for path in suites:
-        parts.append((Path(path).name, datasets.load(str(path)).x))
+    parts = input_sets(m, specs, list(suites), split, per_class, seed, drop_unknown_labels)
     rng = np.random.default_rng(seed)
     register = prof.meta.get("register", "readout")
     cfg = noise_of(noise, target)

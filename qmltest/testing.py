@@ -23,6 +23,7 @@ def assert_mutation_score(
     """Fail unless the mutation score of the test suite `tests` (name:split or files), or with
     `lower` its 95% lower bound, is at least `at_least`; the message gives the score, its interval
     and the surviving mutants. `options` are `api.mutate`'s (suite="qml", per_class, sample, ...)."""
+    __tracebackhide__ = True  # pytest shows the failing assertion, not this helper's source
     specs = [str(tests)] if isinstance(tests, (str, Path)) else tests
     result = api.mutate(model, specs, **options)
     interval = result.interval
@@ -43,6 +44,7 @@ def assert_coverage(
     model: api.Source, profile: Any, suite: str | None = None, *, at_least: dict[str, float], **options: Any
 ) -> api.CoverageResult:
     """Fail unless every named criterion (ksc, scc, tsc, or one registered) reaches its fraction."""
+    __tracebackhide__ = True
     result = api.cover(model, profile, suite, **options)
     low = {k: result.totals.get(k, 0.0) for k, bar in at_least.items() if result.totals.get(k, 0.0) < bar}
     if low:

@@ -80,7 +80,7 @@ def test_mutate_matches_the_cli_and_reads_its_figures(tmp_path) -> None:
     frame = got.to_frame()
     assert len(frame) == len(got["mutants"]) and list(frame.columns) == ["id", "operator", "site", "status"]
     html = got._repr_html_()
-    assert "<table>" in html and "mutation score" in html and got["mutants"][0]["id"] in html
+    assert "<table" in html and "mutation score" in html and got["mutants"][0]["operator"] in html  # per operator
     listing = api.list_mutants(QCL, suite="qml")
     res = runner.invoke(app, ["mutate", QCL, "--suite", "qml", "--list", "--json", "-"])
     assert json.loads(res.stdout) == listing and sum(listing["counts"].values()) > 0
@@ -143,3 +143,16 @@ def test_the_example_notebook_runs(tmp_path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
+
+
+def test_cover_takes_its_tests_as_mutate_does(tmp_path) -> None:
+    """`cover(model, tests, profile=...)` (a spec or a list: one part each) and the older
+    `cover(model, profile, data)` give the same totals; data given twice is one line."""
+    prof = api.profile(QCL, "mnist:train", per_class=10)
+    old = api.cover(QCL, prof, "mnist:test", per_class=5, k=20)
+    new = api.cover(QCL, ["mnist:test"], profile=prof, per_class=5, k=20)
+    assert new.data["totals"] == old.data["totals"]
+    two = api.cover(QCL, ["mnist:test", "mnist:train"], profile=prof, per_class=5, k=20)
+    assert [p["name"] if isinstance(p, dict) else p for p in two.timing["parts"]] == ["mnist:test", "mnist:train"]
+    with pytest.raises(InputError, match="give the test data once"):
+        api.cover(QCL, "mnist:test", "mnist:train", profile=prof)

@@ -112,3 +112,21 @@ def bounds(profile: Profile, method: str = "minmax", mad_confidence: float = 0.9
     else:
         raise InputError(f"unknown bounds '{method}' (choose from {', '.join(BOUNDS)})")
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def loaded(source: object, model: object) -> Profile:
+    """A profile (a file, its dict, or `api.profile`'s result) checked to belong to `model`."""
+    from pathlib import Path
+
+    from qmltest.util.writers import read_json
+
+    if isinstance(source, dict):
+        doc, where = source, "<profile>"
+    elif hasattr(source, "data") and isinstance(source.data, dict):  # a ProfileResult
+        doc, where = source.data, "<profile>"
+    else:
+        doc, where = read_json(Path(source)), str(source)  # type: ignore[arg-type]
+    prof = Profile.from_dict(doc, where)
+    if prof.model_sha256 != model.sha256:  # type: ignore[attr-defined]
+        raise InputError(f"{where}: profile was made for another model (hash {prof.model_sha256[:12]}...)")
+    return prof

@@ -54,6 +54,13 @@ class Model:
     memo: Memo = memo_field()
     """What is derived from this model (its compiled program): `qmltest.simulate.program`."""
 
+    def __repr__(self) -> str:
+        """One line: name, size, what it outputs, where it came from (not its QASM text)."""
+        outputs = "one real output" if self.is_regressor else f"classes {self.classes}"
+        kind = " kernel" if self.is_kernel else ""
+        size = f"{self.ir.num_qubits} qubits, {len(self.ir.gates)} gates"
+        return f"<Model{kind} {self.manifest.get('name', '?')!r}: {size}, {outputs}, from {self.source}>"
+
     @property
     def classes(self) -> list:
         return list(self.manifest["classes"])

@@ -4,6 +4,7 @@ its default data, read the noise config or target, and check argument ranges in 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from qmltest.errors import InputError
 from qmltest.model import artifact
@@ -71,3 +72,22 @@ def classifier_only(model: Model, what: str, circuits: bool = False) -> None:
             f"{model.source} is a kernel model: {what} reads one circuit's readout, and a kernel model decides over "
             "its support vectors' circuits (evaluate, predict, mutate, profile and cover take it)"
         )
+
+
+def input_sets(
+    m: Model, specs: list[str], suites: list, split: str, per_class: int | None, seed: int, drop: bool
+) -> list[tuple[str, Any]]:
+    """The named input sets `cover` measures: each data spec (the model's own data when none is
+    given) and each saved suite file."""
+    from qmltest.data import datasets
+
+    parts: list[tuple[str, Any]] = []
+    if not specs and not suites:
+        specs = [model_data(m, None, split, "--data or --suite")]
+    for spec in specs:
+        source, part_split = datasets.parse_spec(spec, split)
+        label = f"{source}:{part_split}" if source in datasets.BUILTIN else source
+        parts.append((label, datasets.for_model(spec, split, m, per_class, seed, drop)[0]))
+    for path in suites:
+        parts.append((Path(path).name, datasets.load(str(path)).x))
+    return parts

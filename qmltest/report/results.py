@@ -41,22 +41,40 @@ class Result:
     def summary(self) -> str:
         return self.kind
 
+    def overview(self) -> list[dict]:
+        """The rows a notebook shows (`_repr_html_`): `rows()` unless a result has a shorter view."""
+        return self.rows()
+
     def _repr_html_(self) -> str:
-        rows = self.rows()
+        rows = self.overview()
         cols = list(rows[0]) if rows else []
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+        cell = 'style="border:1px solid #ccc;padding:2px 8px;text-align:{}"'
+        head = "".join(f"<th {cell.format('left')}>{html.escape(str(c))}</th>" for c in cols)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in cols) + "</tr>" for r in rows[:50]
+            "<tr>"
+            + "".join(
+                f"<td {cell.format('right' if isinstance(r.get(c), (int, float)) else 'left')}>"
+                f"{html.escape(_cell(r.get(c)))}</td>"
+                for c in cols
+            )
+            + "</tr>"
+            for r in rows[:50]
         )
-        more = f"<p>{len(rows) - 50} more rows</p>" if len(rows) > 50 else ""
-        return f"<p><b>{html.escape(self.summary())}</b></p><table><tr>{head}</tr>{body}</table>{more}"
+        more = f"<p>{len(rows) - 50} more rows (.rows(), .to_frame())</p>" if len(rows) > 50 else ""
+        table = f'<table style="border-collapse:collapse"><tr>{head}</tr>{body}</table>'
+        return f"<p><b>{html.escape(self.summary())}</b></p>{table}{more}"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.summary()}>"
 
 
 def _cell(v: Any) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else "" if v is None else str(v)
+    """A value as a table shows it: floats (and intervals of them) to 4 significant digits."""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, float) for x in v):
+        return "[" + ", ".join(f"{x:.4g}" for x in v) + "]"
+    return "" if v is None else str(v)
 
 
 class MutationResult(Result):
@@ -81,6 +99,12 @@ class MutationResult(Result):
 
     def rows(self) -> list[dict]:
         return [{k: m[k] for k in ("id", "operator", "site", "status")} for m in self.data["mutants"]]
+
+    def overview(self) -> list[dict]:
+        """Per operator: how many mutants ended in each status (the full list is `rows()`)."""
+        ops = self.data.get("operators", {})
+        statuses = sorted({k for row in ops.values() for k in row})
+        return [{"operator": op, **{k: row.get(k, 0) for k in statuses}} for op, row in sorted(ops.items())]
 
     def summary(self) -> str:
         lo_hi = self.interval
