@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 from qmltest_cli.common import handle_errors, model_data, out, write_output
 
+from qmltest import api
 from qmltest.coverage.diversity import diversity as measure_diversity
 from qmltest.coverage.diversity import input_states
 from qmltest.data import datasets
-from qmltest.model import artifact
 from qmltest.util import writers as report
 
 
@@ -26,7 +26,7 @@ def diversity(
     json_out: Path = typer.Option(None, "--json", help="Write JSON ('-' for stdout)."),
 ) -> None:
     """Lower JS divergence = input states spread more like Haar-random states = a more diverse suite."""
-    model = artifact.load(model_path, manifest)
+    model = api.load(model_path, manifest)
     data = model_data(model, data, split, "--data")
     x, _ = datasets.for_model(data, split, model, per_class, seed)
     result = measure_diversity(input_states(model, x), bins)

@@ -8,6 +8,7 @@ import typer
 from qmltest_cli.common import err, handle_errors, out, write_output
 from rich.table import Table
 
+from qmltest import api
 from qmltest.interop.layers import angle_role
 from qmltest.model import artifact
 from qmltest.model.artifact import Model
@@ -97,7 +98,7 @@ def inspect(
     gates: bool = typer.Option(False, "--gates", help="List every gate with its parameters and source line."),
 ) -> None:
     """Show the layer/block/gate structure, parameters and readout of a model."""
-    model = artifact.load(model_path, manifest)
+    model = api.load(model_path, manifest)
     info = describe(model)
     if gates:
         info["gates"] = [

@@ -8,7 +8,7 @@ import typer
 from qmltest_cli.common import handle_errors, out
 from rich.table import Table
 
-from qmltest.model import artifact
+from qmltest import api
 from qmltest.noise import build
 from qmltest.noise.config import load as load_noise
 
@@ -31,7 +31,7 @@ def show(
     out.print(f"  after 2-qubit gates: {build.describe(cfg, 2)}", markup=False)
     if model_path is None:
         return
-    model = artifact.load(model_path)
+    model = api.load(model_path)
     edges = build.coupling_edges(cfg, model.ir.num_qubits) if cfg.has("crosstalk") else []
     t = Table(title=f"noise on {model.manifest['name']}")
     for col in ("#", "gate", "qubits", "channel after the gate", "crosstalk spectators"):

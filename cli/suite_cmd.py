@@ -19,7 +19,7 @@ from qmltest_cli.common import (
 )
 from rich.table import Table
 
-from qmltest import attacks, suites
+from qmltest import api, attacks, suites
 from qmltest.data import datasets
 from qmltest.data import labels as labels_mod
 from qmltest.evaluate import label_indices
@@ -56,7 +56,7 @@ def build(
     """Build a suite from correctly classified inputs (QuanForge Sec. 4.3.1)."""
     check_range("--per-class", per_class, 1, 10**7)
     check_range("--epsilon", epsilon, 1e-12, 1.0)
-    model = artifact.load(model_path)
+    model = api.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)
     inside = idx[labels_mod.contains(model.classes, ds.y[idx])]
     others = ds.x[~labels_mod.contains(model.classes, ds.y)]
@@ -100,7 +100,7 @@ def attack(
     check_range("--epsilon", epsilon, 1e-12, 1.0)
     check_range("--shots", shots, 1, 10**8)
     where = parallel.plan(workers, cluster)
-    model = artifact.load(model_path)
+    model = api.load(model_path)
     ds, idx = _data(model_data(model, data, "test", "--data"), model)
     inside = idx[labels_mod.contains(model.classes, ds.y[idx])]
     chosen = suites.build(model, ds.x[inside], ds.y[inside], "ori", per_class, seed, backend=backend)
@@ -137,7 +137,7 @@ def show(
         t.add_row(str(label), str(count))
     out.print(t)
     if model_path is not None:
-        model = artifact.load(model_path)
+        model = api.load(model_path)
         conf = suites.confidence(model, x, y)
         hist, edges = np.histogram(conf, bins=10, range=(0, 1))
         for h, a, b in zip(hist, edges, edges[1:]):

@@ -20,8 +20,12 @@ def check_range(name: str, value: int | float | None, low: float, high: float) -
 
 
 def load(path: str | Path, manifest: str | Path | None = None) -> Model:
-    """A model folder or .qasm file (with `manifest` for a bare .qasm)."""
-    return artifact.load(Path(path), None if manifest is None else Path(manifest))
+    """A model folder or .qasm file (with `manifest` for a bare .qasm); a shipped model's name (or
+    its checkout path, data/models/NAME) where no such file is here (`zoo.catalog.shipped`)."""
+    from qmltest.zoo.catalog import shipped
+
+    where = Path(path)
+    return artifact.load(shipped(where) or where, None if manifest is None else Path(manifest))
 
 
 def model_and_name(model: Source, manifest: str | Path | None = None) -> tuple[Model, str]:
