@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from qmltest_cli.common import handle_errors, out, write_output
+from qmltest_cli.common import check_range, handle_errors, out, write_output
 
 from qmltest import api
 from qmltest.runs import reuse
@@ -18,15 +18,29 @@ def merge(
     out_dir: Path = typer.Option(..., "--out", help="Run folder of the merged run (new or empty)."),
     json_out: Path = typer.Option(None, "--json", help="Write the merged JSON report ('-' for stdout)."),
     junit_out: Path = typer.Option(None, "--junit", help="JUnit XML: a testcase per mutant, survived = failure."),
+    fail_under: float = typer.Option(None, help="Exit 1 when a suite's mutation score is below P percent."),
+    fail_under_lower: bool = typer.Option(
+        False, "--fail-under-lower", help="Gate --fail-under on the score's 95% lower bound, not the estimate."
+    ),
+    annotations: str = typer.Option(None, help="github: one ::warning per surviving mutant on its QASM line."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line."),
 ) -> None:
-    """Join the shards of one mutate run: the report an unsharded run gives, nothing simulated again."""
-    res = api.merge(runs, out_dir)
+    """Join the shards of one mutate run: the report an unsharded run gives, nothing simulated again;
+    gated and annotated as `mutate` is."""
+    from qmltest_cli.mutate_cmd import annotate_survivors, annotations_checked, gate
+
     from qmltest.report import views
 
+    check_range("--fail-under", fail_under, 0.0, 100.0)
+    kind = annotations_checked(annotations)
+    res = api.merge(runs, out_dir)
     views.write(res.data, out_dir, {"json": json_out, "junit": junit_out})
     if not quiet and str(json_out) != "-":
         out.print(f"merged {len(runs)} shards: {res.summary()}", markup=False)
+    if kind is not None:
+        annotate_survivors(kind, res.data, api.load(res.data["meta"]["model"]))
+    if fail_under is not None:
+        gate(res.data, fail_under / 100.0, fail_under_lower)
 
 
 cache_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, help="The mutate result cache.")

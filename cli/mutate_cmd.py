@@ -27,6 +27,7 @@ from rich.table import Table
 
 from qmltest import api
 from qmltest.api import check_range
+from qmltest.errors import InputError
 from qmltest.model.artifact import Model
 from qmltest.mutation.evidence.stats import hoeffding_shots
 from qmltest.mutation.options import OPERATOR_SUITES, Options
@@ -169,6 +170,10 @@ def output_options() -> Group:
                 None, help="Exit 1 when a suite's mutation score is below P percent (as cover's --fail-under)."
             ),
         ),
+        "annotations": (
+            str,
+            typer.Option(None, help="github: one ::warning per surviving mutant on its QASM line (pull-request view)."),
+        ),
         "fail_under_lower": (
             bool,
             typer.Option(
@@ -246,6 +251,7 @@ def mutate(
     quanforge: effective mutants (Algorithm 1) scored class-level by statistical killing (Eq. 2, 4).
     qml / classic: every (directed) site, killed when a correctly classified input flips."""
     quiet, fail_under, lower = kw.pop("quiet"), kw.pop("fail_under"), kw.pop("fail_under_lower")
+    annotate = annotations_checked(kw.pop("annotations"))
     reports = {k: kw.pop(k) for k in REPORTS}
     listing = kw.pop("list_only") or kw["list_mutants"]
     rows = kw.pop("list_mutants")
@@ -269,6 +275,7 @@ def mutate(
         render(res.data, res.timing)
     for line in res.data["warnings"]:
         err.print(f"warning: {line}", markup=False)
+    annotate_survivors(annotate, res.data, model)
     if fail_under is not None:
         gate(res.data, fail_under / 100.0, lower)
 
@@ -306,6 +313,25 @@ def _write_reports(model: Model, result: dict, text: str, out_dir: Path | None, 
             name = key.removesuffix("_out")
             html = name == "html"
             wrote("HTML report" if html else f"{name} report", path / "index.html" if html else path)
+
+
+def annotations_checked(kind: str | None) -> str | None:
+    """The --annotations format, checked before any work (one line otherwise)."""
+    from qmltest.report.annotations import FORMATS
+
+    if kind is not None and kind not in FORMATS:
+        raise InputError(f"--annotations must be one of {', '.join(FORMATS)}, got '{kind}'")
+    return kind
+
+
+def annotate_survivors(kind: str | None, result: dict, model: Model) -> None:
+    """Print the surviving mutants as CI annotations on stdout (where GitHub reads them)."""
+    if kind is None:
+        return
+    from qmltest.report import annotations
+
+    for line in annotations.github(result, model, annotations.source_of(model)):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def gate(result: dict, bar: float, lower: bool) -> None:

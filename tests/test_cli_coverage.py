@@ -102,8 +102,9 @@ def test_cover_junit_has_a_case_per_criterion_and_fails_the_gated_one(iris_model
     assert res.exit_code == 1
     ksc = json.loads((tmp_path / "c.json").read_text())["totals"]["ksc"]
     root = ET.parse(tmp_path / "c.xml").getroot()
-    cases = {c.get("name").split()[0]: c for c in root.findall("./testsuite/testcase")}
+    cases = {c.get("name"): c for c in root.findall("./testsuite/testcase")}  # names without values: stable
     assert set(cases) == {"ksc", "scc", "tsc"} and root.get("tests") == "3" and root.get("failures") == "1"
+    assert cases["ksc"].find("system-out").text == f"ksc {100 * ksc:.2f}%"
     assert cases["ksc"].find("failure").text == f"ksc {100 * ksc:.2f}% < 100.00%"
     assert cases["tsc"].find("failure") is None
     xmlschema = pytest.importorskip("xmlschema")

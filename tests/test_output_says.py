@@ -85,3 +85,22 @@ def test_a_failing_assertion_helper_hides_its_own_frame() -> None:
         testing.assert_mutation_score(IRIS, "iris:test", at_least=1.01, suite="qml", per_class=2, sample=4)
     assert "mutation score" in str(err.value) and "<Model" not in str(err.value)
     assert err.traceback[-1].frame.f_locals.get("__tracebackhide__") is True
+
+
+def test_github_annotations_name_the_line_a_survivor_changes() -> None:
+    from qmltest.report import annotations
+
+    model = api.load(IRIS)
+    first = model.ir.gates[5].span.start_line
+    result = {
+        "mutants": [
+            {"id": "a1", "operator": "APC", "site": "APC(5, 0)", "status": "survived", "touched": [5]},
+            {"id": "b2", "operator": "DFC", "site": "DFC('x', 1)", "status": "survived", "touched": []},
+            {"id": "c3", "operator": "APC", "site": "APC(6, 0)", "status": "killed", "touched": [6]},
+        ]
+    }
+    lines = annotations.github(result, model, "models/m,1/model.qasm")
+    assert lines[0].startswith(f"::warning file=models/m%2C1/model.qasm,line={first},title=surviving mutant a1::APC at")
+    assert lines[1].startswith("::warning file=models/m%2C1/model.json,line=1,") and len(lines) == 2
+    res = runner.invoke(app, ["mutate", str(IRIS), "--annotations", "gitlab"])
+    assert res.exit_code == 2 and "--annotations must be one of github" in res.output

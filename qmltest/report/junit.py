@@ -42,12 +42,13 @@ def coverage(result: dict, gates: dict[str, float], name: str) -> str:
     ts = ET.SubElement(root, "testsuite", name=name)
     failures = 0
     for criterion, value in sorted(result["totals"].items()):
-        case = ET.SubElement(ts, "testcase", classname=f"{name}.coverage", name=f"{criterion} {100 * value:.2f}%")
+        case = ET.SubElement(ts, "testcase", classname=f"{name}.coverage", name=criterion)  # stable: the history
         bar = gates.get(criterion)
         if bar is not None and value < bar:
             failures += 1
             failure = ET.SubElement(case, "failure", message="below the bar", type="CoverageGate")
             failure.text = f"{criterion} {100 * value:.2f}% < {100 * bar:.2f}%"
+        ET.SubElement(case, "system-out").text = f"{criterion} {100 * value:.2f}%"  # the value, beside the name
     for key, value in (("tests", len(result["totals"])), ("failures", failures), ("errors", 0), ("skipped", 0)):
         ts.set(key, str(value))
     return _closed(root, len(result["totals"]), failures, 0)
