@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def pages(site: Path) -> list[Path]:
-    """The built pages, one index.html per nav entry (use_directory_urls)."""
-    return sorted(p for p in site.rglob("index.html") if "assets" not in p.parts and "search" not in p.parts)
+    """The built pages, one PAGE.html per nav entry (use_directory_urls off: the site opens from disk)."""
+    skip = ("assets", "search", "stylesheets")
+    return sorted(p for p in site.rglob("*.html") if not set(skip) & set(p.parts) and p.name != "404.html")
 
 
 def shoot(page: Path, png: Path, browser: str, size: str = "1280,1400") -> None:
@@ -38,8 +39,7 @@ def main(argv: list[str]) -> int:
         print("no chromium on this machine (apt install chromium)", file=sys.stderr)
         return 2
     for page in pages(args.site):
-        rel = page.parent.relative_to(args.site).as_posix()
-        rel = "index" if rel in ("", ".") else rel
+        rel = page.relative_to(args.site).with_suffix("").as_posix()
         if args.only and rel not in args.only:
             continue
         png = args.out / f"{rel.replace('/', '-')}.png"

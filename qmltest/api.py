@@ -1,4 +1,4 @@
-"""The Python API: every command of the CLI as one call returning a typed result (issue 46).
+"""The Python API: every command of the CLI as one call returning a typed result.
 
     from qmltest import api
     model = api.load("data/models/qcl-mnist01")

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import os
@@ -120,8 +121,34 @@ def test_the_site_builds_strict(tmp_path) -> None:
     cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")]
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
-    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+    site = tmp_path / "site"
+    api = (site / "reference" / "api.html").read_text()
     assert "qmltest.api.mutate" in api and "assert_mutation_score" in api  # mkdocstrings read the docstrings
+    assert "(issue" not in api
+    _opens_from_disk(site)
+    ci = (site / "howto" / "ci.html").read_text()
+    for template in ("github-actions.yml", "github-actions-shards.yml", "gitlab-ci.yml"):
+        first = (DOCS / "ci" / template).read_text().splitlines()[0]
+        assert html.escape(first, quote=False) in ci, template  # each template is shown on the page
+    assert "qmltest from Python" in (site / "examples" / "quickstart.html").read_text()  # the notebook
+
+
+def _opens_from_disk(site: Path) -> None:
+    """Every page's links and pictures point at files that exist (page.html, not a folder a
+    browser would list from disk), and search reads its index from a script, not a fetch."""
+    pages = [p for p in site.rglob("*.html") if "assets" not in p.parts and p.name != "404.html"]  # 404: servers only
+    assert len(pages) > 20
+    for page in pages:
+        text = page.read_text()
+        for ref in re.findall(r'(?:href|src)="([^"#?]+)', text):
+            if ref.startswith(("http:", "https:", "mailto:", "data:")):
+                continue
+            target = (page.parent / ref).resolve()
+            assert target.is_file(), (page.relative_to(site), ref)
+    assert (site / "search" / "search_index.js").is_file()
+    pictures = (("concepts/mutation.html", "mutation-report.png"), ("concepts/coverage.html", "fuzz-report.png"))
+    for page, picture in pictures:
+        assert f'src="../{picture}"' in (site / page).read_text()
 
 
 @pytest.mark.browser

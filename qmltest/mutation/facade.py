@@ -181,7 +181,7 @@ def mutate(
 ) -> MutationResult:
     """Mutation testing (QuanForge Algorithm 1, Eq. 2-4; the QML and classic sites): the report
     `--json` writes. `options`: `mutation_options`' keywords; `announce` gets the projected mutants
-    x inputs and time first. CI (issue 47): `shard="k/n"` scores every n-th mutant from the k-th
+    x inputs and time first. For CI: `shard="k/n"` scores every n-th mutant from the k-th
     (`merge` joins the shards); `cache` (default $QMLTEST_CACHE) reuses evidence made before under
     the same settings; `iterate` (a previous report) skips what it killed; `changed_since` (the
     model before an edit) keeps the mutants touching gates the edit changed."""
