@@ -104,3 +104,25 @@ def test_github_annotations_name_the_line_a_survivor_changes() -> None:
     assert lines[1].startswith("::warning file=models/m%2C1/model.json,line=1,") and len(lines) == 2
     res = runner.invoke(app, ["mutate", str(IRIS), "--annotations", "gitlab"])
     assert res.exit_code == 2 and "--annotations must be one of github" in res.output
+
+
+def test_the_fuzz_report_shows_failing_inputs_and_tsr_intervals(tmp_path) -> None:
+    """Tabular data has no pictures: its failing inputs are listed beside their seeds, per guide,
+    as many as the run folder's NPZ holds (up to 20 shown); the TSR bars carry 95% intervals."""
+    import numpy as np
+
+    prof = tmp_path / "p.json"
+    assert _cli("profile", str(IRIS), "--data", "iris:train", "--per-class", "10", "--out", str(prof)).returncode == 0
+    args = ["fuzz", str(IRIS), "--profile", str(prof), "--seeds", "iris:test", "--per-class", "5", "--budget", "60"]
+    res = _cli(*args, "--seed", "1", "--out", str(tmp_path / "f"), "--html", str(tmp_path / "h"), "-q")
+    assert res.returncode == 0, res.stderr
+    page = (tmp_path / "h" / "index.html").read_text()
+    doc = json.loads((tmp_path / "f" / "report.json").read_text())
+    for guide, summary in doc["guides"].items():
+        with np.load(tmp_path / "f" / f"{guide}-failures.npz") as z:
+            count = len(z["x"])
+        assert summary["failures"] == count
+        if count:
+            assert f"<h3>{guide}: {count} failing input(s)" in page
+    assert any(s["failures"] for s in doc["guides"].values())
+    assert "test success rate per guide (95% intervals)" in (tmp_path / "h" / "tsr-per-guide.svg").read_text()

@@ -37,8 +37,9 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
             folder,
             "tsr-per-guide",
             {g: {"TSR": s["tsr"]} for g, s in guides.items()},
-            "test success rate per guide",
+            "test success rate per guide (95% intervals)",
             "%",
+            {g: {"TSR": s.get("tsr_interval")} for g, s in guides.items()},
         ),
         "TSR",
     )
@@ -57,6 +58,9 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
             )
             sections.append((f"{crit.upper()} over iterations", page.image(src, crit)))
     if run_dir is not None:
+        table = _failing_inputs(run_dir, list(guides))
+        if table:
+            sections.append(("Failing inputs", table))
         html = ""
         for g in guides:
             pngs = sorted((run_dir / f"{g}-failures").glob("*.png")) if (run_dir / f"{g}-failures").is_dir() else []
@@ -80,6 +84,41 @@ def write(result: dict, run_dir: Path | None, folder: Path) -> Path:
     cfg = result.get("config", {})
     line = f"budget {cfg.get('budget')} per guide; {cfg.get('seeds')} seeds; k {cfg.get('k')}; seed {cfg.get('seed')}"
     return page.write(folder, "qmltest fuzzing report", line, sections)
+
+
+SHOWN_INPUTS = 20
+"""Failing inputs listed per guide (the run folder's NPZ holds all of them)."""
+
+
+def _failing_inputs(run_dir: Path, guides: list[str]) -> str:
+    """Per guide, its first failing inputs as rows: the seed's features, the mutated input's, the
+    true and the predicted class (any data; image data also gets its pictures below)."""
+    import numpy as np
+
+    html = ""
+    for g in guides:
+        npz = run_dir / f"{g}-failures.npz"
+        if not npz.is_file():
+            continue
+        labels = _labels(npz)
+        with np.load(npz, allow_pickle=False) as z:
+            if "x" not in z.files or not len(z["x"]):
+                continue
+            x, seed = z["x"], z["seed_x"] if "seed_x" in z.files else z["x"] * np.nan
+        wide = x.shape[1] > 8  # an image: its pictures say more than 784 numbers
+        shown = range(min(len(x), SHOWN_INPUTS))
+        rows = [[i, labels.get(i, ""), _vector(seed[i], wide), _vector(x[i], wide)] for i in shown]
+        more = f" (first {SHOWN_INPUTS} of {len(x)})" if len(x) > SHOWN_INPUTS else ""
+        html += f"<h3>{page.escape(g)}: {len(x)} failing input(s){more}</h3>"
+        html += page.table(["#", "classes", "seed", "failing input"], rows)
+    return html
+
+
+def _vector(v, wide: bool) -> str:  # noqa: ANN001 - a numpy row
+    """A feature vector to 4 significant digits; a wide one (an image) as its size."""
+    if wide:
+        return f"{len(v)} values"
+    return "[" + ", ".join(f"{float(t):.4g}" for t in v) + "]"
 
 
 def _labels(npz: Path) -> dict[int, str]:

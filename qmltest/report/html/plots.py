@@ -38,8 +38,16 @@ def _top(values: list[float]) -> float:
     return 100.0 if peak > 60 else float(max(1.0, np.ceil(peak * 1.2)))
 
 
-def bars(folder: Path, stem: str, groups: dict[str, dict[str, float | None]], title: str, ylabel: str) -> str:
-    """Grouped bars: one group per outer key (e.g. suite), one bar per inner key (e.g. operator)."""
+def bars(
+    folder: Path,
+    stem: str,
+    groups: dict[str, dict[str, float | None]],
+    title: str,
+    ylabel: str,
+    intervals: dict[str, dict[str, list[float] | None]] | None = None,
+) -> str:
+    """Grouped bars: one group per outer key (e.g. suite), one bar per inner key (e.g. operator);
+    `intervals` (same keys, [low, high] fractions) draws each bar's 95% interval as an error bar."""
     plt = _plt()
     outer = list(groups)
     inner = sorted({k for g in groups.values() for k in g})
@@ -49,10 +57,21 @@ def bars(folder: Path, stem: str, groups: dict[str, dict[str, float | None]], ti
         vals = [groups[o].get(name) for o in outer]
         xs = np.arange(len(outer)) + j * width - 0.4 + width / 2
         heights = [np.nan if v is None else 100 * v for v in vals]
-        drawn = ax.bar(xs, heights, width, label=name)
+        spans = [(intervals or {}).get(o, {}).get(name) for o in outer]
+        yerr = None
+        if any(sp is not None for sp in spans):
+            yerr = np.array(
+                [
+                    [0.0, 0.0] if sp is None or np.isnan(h) else [h - 100 * sp[0], 100 * sp[1] - h]
+                    for sp, h in zip(spans, heights)
+                ]
+            ).T
+        drawn = ax.bar(xs, heights, width, label=name, yerr=yerr, capsize=3 if yerr is not None else 0)
         ax.bar_label(drawn, labels=["" if np.isnan(h) else f"{h:.1f}" for h in heights], fontsize=7, padding=1)
     ax.set_xticks(np.arange(len(outer)), outer, rotation=20, ha="right")
-    ax.set_ylim(0, _top([100 * v for g in groups.values() for v in g.values() if v is not None]) * 1.08)
+    tops = [100 * v for g in groups.values() for v in g.values() if v is not None]
+    tops += [100 * sp[1] for g in (intervals or {}).values() for sp in g.values() if sp is not None]
+    ax.set_ylim(0, _top(tops) * 1.08)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if len(inner) > 1:
