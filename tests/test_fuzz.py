@@ -144,7 +144,7 @@ def test_fuzz_cli_all_guides(iris_model, tmp_path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)  # stderr says where the run folder went
     assert set(report["guides"]) == {"ksc", "scc", "tsc", "random"}
     assert all(r["iterations"] <= 60 for r in report["guides"].values())
     assert runner.invoke(app, ["fuzz", str(iris_model), "--profile", str(prof), "--guide", "nope"]).exit_code == 2
