@@ -57,7 +57,9 @@ def describe(model: Model) -> dict:
         "training": m.get("training", {}),
         "qasm_sha256": model.sha256,
         "inferred": list(model.inferred),
-        "mutable": MUTABLE,
+        "mutable": {k: v for k, v in MUTABLE.items() if k in ("feature_map", "preprocessing")}
+        if model.is_kernel  # a kernel model: its feature map and the data it reads (the SVM's numbers stay)
+        else MUTABLE,
     }
 
 

@@ -80,9 +80,7 @@ def evaluate(
         "exact": shots is None and budget is None,
         **({"sequential": spent} if spent else {}),
         "seed": seed,
-        "backend": "ibm"
-        if isinstance(noise, targets.Hardware)
-        else REGISTRY.for_job(backend, program.of_model(model, register)).name,
+        "backend": "ibm" if isinstance(noise, targets.Hardware) else _backend(model, backend, register),
         "model_sha256": model.sha256,
         "noise": None
         if noise is None or isinstance(noise, targets.Hardware)
@@ -127,12 +125,20 @@ def regression(
         "shots": shots,
         "exact": shots is None,
         "seed": seed,
-        "backend": REGISTRY.for_job(backend, program.of_model(model, "readout")).name,
+        "backend": _backend(model, backend, "readout"),
         "model_sha256": model.sha256,
         "noise": None if noise is None else {"name": noise.name, "sha256": noise.sha256},  # type: ignore[attr-defined]
         "device": _device(model, noise, seed),
         **_bases(model, shots),
     }
+
+
+def _backend(model: Model, backend: str | None, register: str) -> str:
+    """The backend a run used: auto's pick for the model's program, or numpy for a kernel model
+    (its kernel is a Gram product of numpy states, whatever --backend says)."""
+    if model.is_kernel:
+        return "numpy"
+    return REGISTRY.for_job(backend, program.of_model(model, register)).name
 
 
 def _read(model: Model, marginal: bool) -> tuple[str, np.ndarray]:
@@ -230,7 +236,7 @@ def per_input(
         "exact": shots is None,
         "shots": shots,
         "seed": seed,
-        "backend": REGISTRY.for_job(backend, program.of_model(model, register)).name,
+        "backend": _backend(model, backend, register),
         "rows": rows,
     }
 
@@ -259,6 +265,6 @@ def _per_input_values(
         "exact": shots is None,
         "shots": shots,
         "seed": seed,
-        "backend": REGISTRY.for_job(backend, program.of_model(model, "readout")).name,
+        "backend": _backend(model, backend, "readout"),
         "rows": rows,
     }

@@ -5,6 +5,8 @@ vectors exactly as the library computes it for the mutated map; identical copies
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from qmltest_cli.main import app
@@ -170,3 +172,17 @@ def test_qml_mutants_of_a_kernel_model_are_scored_with_the_null_control(fitted, 
     where = (str(tmp_path / "m"), str(tmp_path / "t.npz"))
     gates = api.mutate(*where, suite="quanforge", strategy="exhaustive", shots=None)
     assert sum(r.get("killed", 0) + r.get("survived", 0) for r in gates.data["operators"].values()) >= 10
+
+
+def test_a_kernel_model_says_it_ran_on_numpy_and_what_mutates(fitted, tmp_path) -> None:
+    """Its kernel is a Gram product of numpy states whatever --backend says, and inspect lists
+    only the parts a kernel model has (its feature map and the data it reads)."""
+    from qmltest.interop import from_qiskit_ml
+
+    from_qiskit_ml(fitted["QSVC"]).save(tmp_path / "m")
+    x, y = fitted["test"]
+    np.savez(tmp_path / "t.npz", x=x, y=y)
+    ran = api.evaluate(str(tmp_path / "m"), str(tmp_path / "t.npz"), shots=None, backend="aer")
+    assert ran.data["backend"] == "numpy"
+    shown = runner.invoke(app, ["inspect", str(tmp_path / "m"), "--json", "-"])
+    assert set(json.loads(shown.stdout)["mutable"]) == {"feature_map", "preprocessing"}
