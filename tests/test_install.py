@@ -69,3 +69,19 @@ def test_the_readme_tour_runs_from_a_fresh_venv_with_the_wheel(tmp_path) -> None
         )
         assert res.returncode == 0, (line, res.stderr[-1500:])
     assert (work / "work" / "cover" / "index.html").is_file() and (work / "work" / "mutation.xml").is_file()
+
+
+def test_the_sdist_carries_the_models_schemas_and_viewer(tmp_path) -> None:
+    """The source archive the install page names builds a wheel with everything the wheel test
+    checks: the models (as data/models), the schemas and the viewer travel in it."""
+    import tarfile
+
+    code = f"from setuptools import build_meta; print(build_meta.build_sdist({str(tmp_path)!r}))"
+    name = subprocess.check_output([sys.executable, "-c", code], cwd=ROOT, text=True).strip().splitlines()[-1]
+    assert name == f"qmltest-{qmltest.__version__}.tar.gz"
+    members = tarfile.open(tmp_path / name).getnames()
+    root = f"qmltest-{qmltest.__version__}/"
+    shipped = {p.name for p in (ROOT / "data" / "models").iterdir() if (p / "model.json").is_file()}
+    assert {f"{root}data/models/{m}/model.qasm" for m in shipped} <= set(members)
+    assert any(n.startswith(f"{root}qmltest/schemas/") for n in members)
+    assert any(n.startswith(f"{root}qmltest/report/html/vendor/mutation-test-elements") for n in members)
