@@ -25,6 +25,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow  # 14 s: four subprocess runs
 def test_reports_say_where_they_went_and_gates_pass_aloud(tmp_path) -> None:
     prof = tmp_path / "p.json"
     assert _cli("profile", str(IRIS), "--data", "iris:train", "--per-class", "5", "--out", str(prof)).returncode == 0
@@ -106,6 +107,7 @@ def test_github_annotations_name_the_line_a_survivor_changes() -> None:
     assert res.exit_code == 2 and "--annotations must be one of github" in res.output
 
 
+@pytest.mark.slow  # 7 s: a fuzz campaign in a subprocess
 def test_the_fuzz_report_shows_failing_inputs_and_tsr_intervals(tmp_path) -> None:
     """Tabular data has no pictures: its failing inputs are listed beside their seeds, per guide,
     as many as the run folder's NPZ holds (up to 20 shown); the TSR bars carry 95% intervals."""
