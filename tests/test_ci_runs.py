@@ -70,6 +70,7 @@ def test_a_warm_cache_simulates_nothing_and_gives_the_same_report(tmp_path, whol
     assert res.exit_code == 0 and reuse.info(cache)["entries"] == 0
 
 
+@pytest.mark.slow  # 16 s: four concurrent writer processes
 def test_concurrent_writers_into_one_cache_lose_nothing(tmp_path) -> None:
     cache = tmp_path / "cache"
     code = (

@@ -125,6 +125,7 @@ def same_report(n: int, inputs: int, operators: tuple[str, ...], tmp: Path) -> N
     assert len(json.loads(reports[0])["mutants"]) > 100
 
 
+@pytest.mark.slow  # 17 s: two full DFC runs (the default run stays under 10 minutes)
 def test_dfc_report_identical_with_and_without_forms(tmp_path: Path) -> None:
     same_report(11, 10, ("DFC",), tmp_path)
 
