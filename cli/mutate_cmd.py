@@ -336,21 +336,16 @@ def annotate_survivors(kind: str | None, result: dict, model: Model) -> None:
 
 def gate(result: dict, bar: float, lower: bool) -> None:
     """Exit 1 when a suite's score (or its 95% lower bound) is below the bar, naming the value."""
-    low = []
+    values = {}
     for name, s in result["suites"].items():
         interval = s.get("mutation_score_interval")
-        value = (interval[0] if interval else 0.0) if lower else (s["mutation_score"] or 0.0)
-        if value < bar:
-            low.append(f"{name} {'lower bound ' if lower else ''}{100 * value:.2f}%")
+        values[name] = (interval[0] if interval else 0.0) if lower else (s["mutation_score"] or 0.0)
+    low = [f"{name} {'lower bound ' if lower else ''}{100 * v:.2f}%" for name, v in values.items() if v < bar]
     if low:
         err.print(f"mutation score below {100 * bar:g}%: {', '.join(low)}", markup=False)
         raise typer.Exit(EXIT_GATE)
-    what = "lower bound" if lower else "score"
-    shown = ", ".join(
-        f"{name} {100 * ((s.get('mutation_score_interval') or [0.0])[0] if lower else s['mutation_score'] or 0.0):.2f}%"
-        for name, s in result["suites"].items()
-    )
-    err.print(f"mutation {what} gate passed (>= {100 * bar:g}%): {shown}", markup=False)
+    shown = ", ".join(f"{name} {100 * v:.2f}%" for name, v in values.items())
+    err.print(f"mutation {'lower bound' if lower else 'score'} gate passed (>= {100 * bar:g}%): {shown}", markup=False)
 
 
 def render(result: dict, timing: dict) -> None:

@@ -96,9 +96,7 @@ def outputs(
     """A regressor's output per input: exact, or the plug-in estimate from `shots` shots (the
     shot frequencies read through the output column, as Estimator's sampled <O> is)."""
     probs = model_probabilities(model, x, backend, "readout", noise=noise, where=where)
-    if shots is not None:
-        probs = engine.sample_counts(probs, shots, np.random.default_rng(seed)) / shots
-    return model.outputs(probs)
+    return model.outputs(engine.estimate(probs, shots, np.random.default_rng(seed)))
 
 
 def regression(
@@ -144,7 +142,7 @@ def _backend(model: Model, backend: str | None, register: str) -> str:
 def _read(model: Model, marginal: bool) -> tuple[str, np.ndarray]:
     """(register, readout matrix) a run simulates: the class marginal of a wide readout where it
     may (`marginal`: noise-free, no shot budget), else every readout outcome."""
-    if marginal and not model.is_kernel and program.wide(model):
+    if marginal and program.wide(model):
         return "classes", program.class_view(model)[1]
     return "readout", model.readout_matrix
 
@@ -211,8 +209,7 @@ def per_input(
     y = None if labels is None else label_indices(model, labels)
     register, matrix = _read(model, noise is None)
     probs = model_probabilities(model, x, backend, register, noise=noise)
-    if shots is not None:
-        probs = engine.sample_counts(probs, shots, np.random.default_rng(seed)) / shots
+    probs = engine.estimate(probs, shots, np.random.default_rng(seed))
     kind = model.manifest["readout"].get("kind")
     raw = kind in ("expectation", "kernel")  # class scores that are no probabilities
     scores = probs @ matrix if raw else readout.class_probabilities(probs, matrix, model.num_classes)

@@ -16,27 +16,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_readme_usage import pages
 
 ROOT = Path(__file__).resolve().parents[1]
-GENERATED = (
-    "reference/cli.md",
-    "reference/config.md",
-    "reference/reports.md",
-    "reference/plugins.md",
-    "performance.md",
-    "examples/quickstart.md",
-)
 PLACEHOLDER = re.compile(r"\bMODEL\b|\.\.\.|\[[-\w]|\w\|\w")
 
 
 def blocks() -> list[tuple[str, str, list[str]]]:
     """(page, marker, command lines) for each shell block with a qmltest line; continuation
     backslashes joined, comments dropped."""
-    pages = [ROOT / "README.md"] + sorted(
-        p for p in (ROOT / "docs").rglob("*.md") if p.relative_to(ROOT / "docs").as_posix() not in GENERATED
-    )
     out = []
-    for page in pages:
+    for page in pages():  # README and the hand-written pages, as the usage test reads them
         text = page.read_text()
         for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
             lang, body = m.groups()

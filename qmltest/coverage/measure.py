@@ -17,11 +17,8 @@ def criteria(k: int = 100, top_k: int = 1) -> list[Criterion]:
     return build(k, top_k)
 
 
-def estimate(probs: np.ndarray, shots: int | None, rng: np.random.Generator) -> np.ndarray:
-    """Exact probabilities, or frequencies from `shots` multinomial samples (QCov Sec. 4.5)."""
-    if shots is None:
-        return probs
-    return engine.sample_counts(probs, shots, rng) / shots
+estimate = engine.estimate
+"""Exact probabilities, or frequencies from `shots` multinomial samples (QCov Sec. 4.5)."""
 
 
 def state_label(index: int, width: int) -> str:

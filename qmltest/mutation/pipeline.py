@@ -31,7 +31,6 @@ from qmltest.model.artifact import Model
 from qmltest.mutation.evidence.collect import (  # noqa: F401  (re-exported: the pipeline's public names)
     EvalShared,
     _evaluate_task,
-    _finite,
     correct_mask,
     evidence_for,
     null_copies,

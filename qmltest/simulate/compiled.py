@@ -71,9 +71,8 @@ class Compiled:
 
     @classmethod
     def wide(cls, original: Model) -> bool:
-        """Whether runs of this original read the class marginal (`marginal`); a kernel model
-        reads its kernel outcomes instead."""
-        return cls.marginals and not original.is_kernel and program.wide(original)
+        """Whether runs of this original read the class marginal (`marginal`)."""
+        return cls.marginals and program.wide(original)
 
     @classmethod
     def original_job(cls, original: Model) -> program.Circuit:
@@ -100,11 +99,9 @@ class Compiled:
                 raise InputError(f"{data.name}: a data mutation needs the raw inputs")
             encoded = model.encode(data.raw)
         if model.is_kernel:  # a kernel model's outcomes are its kernel rows (`simulate.fidelity`)
-            if self.noise is not None:
-                raise InputError("a kernel model runs noise-free: its kernel is exact (no --noise or --target)")
             from qmltest.simulate import fidelity
 
-            return fidelity.outcomes(model, encoded)
+            return fidelity.outcomes(model, encoded, self.noise)
         if (
             not changed
             and self.noise is None

@@ -60,6 +60,14 @@ def probabilities_many(
     return out  # type: ignore[return-value]
 
 
+def estimate(probs: np.ndarray, shots: int | None, rng: np.random.Generator) -> np.ndarray:
+    """Exact probabilities, or the frequencies of `shots` multinomial samples per input (what a
+    plug-in estimate of any linear readout reads: class scores, <O>, a kernel row)."""
+    if shots is None:
+        return probs
+    return sample_counts(probs, shots, rng) / shots
+
+
 def sample_counts(probs: np.ndarray, shots: int, rng: np.random.Generator) -> np.ndarray:
     """Shot counts (N, 2^m) drawn from exact probabilities: one multinomial per input. A model
     read in G bases gives (N, G 2^m) rows: each shot picks its basis at random (weight 1/G), an

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from qmltest.errors import InputError
 from qmltest.simulate import program, statevector
 
 
@@ -30,8 +31,10 @@ def fidelities(model: object, encoded: np.ndarray) -> np.ndarray:
     return np.abs(states(model, encoded) @ memo["kernel/support"].conj().T) ** 2
 
 
-def outcomes(model: object, encoded: np.ndarray) -> np.ndarray:
-    """(N, 2m) outcome probabilities: per support vector (k / m, (1 - k) / m)."""
+def outcomes(model: object, encoded: np.ndarray, noise: object = None) -> np.ndarray:
+    """(N, 2m) outcome probabilities: per support vector (k / m, (1 - k) / m). Noise-free only."""
+    if noise is not None:
+        raise InputError("a kernel model runs noise-free: its kernel is exact (no --noise or --target)")
     k = np.clip(fidelities(model, encoded), 0.0, 1.0)
     m = k.shape[1]
     return np.stack([k / m, (1.0 - k) / m], axis=2).reshape(len(k), 2 * m)

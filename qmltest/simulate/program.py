@@ -220,7 +220,10 @@ def of_model(model: object, register: str = "readout") -> Circuit:
 
 def wide(model: object) -> bool:
     """Whether the model's readout has more than `readout.BUCKET_OUTCOMES` outcomes: where runs
-    read the class marginal (`class_view`) instead of every outcome."""
+    read the class marginal (`class_view`) instead of every outcome. Never a kernel model: it
+    reads its kernel outcomes (`simulate.fidelity`), not its measured register."""
+    if getattr(model, "is_kernel", False):
+        return False
     return 2 ** len(of_model(model).measured) > readout.BUCKET_OUTCOMES
 
 

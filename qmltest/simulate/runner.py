@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qmltest.errors import InputError, SimulatorError
+from qmltest.errors import SimulatorError
 from qmltest.simulate import engine, program
 from qmltest.util import parallel
 
@@ -33,11 +33,9 @@ def model_probabilities(
     """
     encoded = model.encode(raw)  # type: ignore[attr-defined]
     if register == "readout" and getattr(model, "is_kernel", False):  # what it predicts from: kernel outcomes
-        if noise is not None:
-            raise InputError("a kernel model runs noise-free: its kernel is exact (no --noise or --target)")
         from qmltest.simulate import fidelity
 
-        return fidelity.outcomes(model, encoded)
+        return fidelity.outcomes(model, encoded, noise)
     job = program.of_model(model, register)
     if where is None or where.local or len(encoded) <= CHUNK_INPUTS:  # type: ignore[attr-defined]
         return engine.probabilities(job, encoded, backend, noise)

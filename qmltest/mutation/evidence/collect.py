@@ -23,10 +23,6 @@ from qmltest.util.parallel import TaskError
 from qmltest.util.seeds import seed_of
 
 
-def _finite(x: float) -> float | None:
-    return None if x is None or x != x or x in (float("inf"), float("-inf")) else float(x)
-
-
 def touched_gates(original: Model, mutant: Model) -> list[int]:
     """Indices of the original's gates a mutant changes (an insertion marks the gate it precedes).
 
@@ -155,7 +151,7 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
         b = evaluator.original_accuracies(suite, mask, f"vs/{cand.id}/class{c}", repeats=reps)
         class_acc[str(c)] = (b, a)
         v = stats.is_killed(b[:R], a[:R], opts.settings.alpha, opts.settings.effect)
-        per_class[str(c)] = [_finite(v.p_value), _finite(v.effect_size)]
+        per_class[str(c)] = [stats.finite(v.p_value), stats.finite(v.effect_size)]
     idx = np.flatnonzero(correct)
     w0, exact = evaluator.original_win(suite, idx)
     rng = np.random.default_rng(seed_of(opts.seed, cand.id, suite.fingerprint, "votes"))
@@ -171,7 +167,7 @@ def evidence_for(cand: Mutant, suite: Data, correct: np.ndarray, evaluator: Eval
         pred = votes.one_vote(probs[idx], matrix, predict, opts.shots, rng, bucketed)
     ev = {
         "status": "equivalent" if status == "equivalent" else "ok",
-        "stat": {"all": [_finite(overall.p_value), _finite(overall.effect_size)], "classes": per_class},
+        "stat": {"all": [stats.finite(overall.p_value), stats.finite(overall.effect_size)], "classes": per_class},
         "mean_accuracy": round(float(np.mean(acc[:R])), 6),
         "votes": {
             "repeats": R,

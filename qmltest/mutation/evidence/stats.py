@@ -18,6 +18,11 @@ from qmltest.mutation.evidence import votes
 from qmltest.util import dist
 
 
+def finite(x: float | None) -> float | None:
+    """A p-value or effect size as a report stores it: None for NaN, infinity or no value."""
+    return None if x is None or x != x or x in (float("inf"), float("-inf")) else float(x)
+
+
 def hoeffding_shots(epsilon: float, confidence: float, outputs: int) -> int:
     """Smallest s with 2 q exp(-2 s eps^2) <= 1 - delta: s >= ln(2q / (1 - delta)) / (2 eps^2)."""
     if not 1e-6 <= epsilon < 1:  # below 1e-6 the bound passes 10^12 shots (and 1e-300 squared is 0)

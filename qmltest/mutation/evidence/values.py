@@ -16,15 +16,14 @@ import numpy as np
 
 from qmltest.data.labelled import Data
 from qmltest.model import regression
+from qmltest.mutation.evidence import stats
 from qmltest.simulate import engine
 from qmltest.util.seeds import seed_of
 
 
 def outputs(probs: np.ndarray, matrix: np.ndarray, shots: int | None, rng: np.random.Generator) -> np.ndarray:
     """Outputs per input: exact, or estimated from `shots` shots."""
-    if shots is not None:
-        probs = engine.sample_counts(probs, shots, rng) / shots
-    return (probs @ matrix)[:, 0]
+    return (engine.estimate(probs, shots, rng) @ matrix)[:, 0]
 
 
 def evidence(
@@ -44,11 +43,7 @@ def evidence(
     p, d = regression.loss_test(mine, theirs, suite.y)
     return {
         "status": "equivalent" if status == "equivalent" else "ok",
-        "stat": {"all": [_finite(p), _finite(d)], "classes": {}},
+        "stat": {"all": [stats.finite(p), stats.finite(d)], "classes": {}},
         "mse": round(float(np.mean((mine - suite.y) ** 2)), 9),
         "killed_by": [],
     }
-
-
-def _finite(x: float) -> float | None:
-    return None if x != x or x in (float("inf"), float("-inf")) else float(x)

@@ -12,8 +12,8 @@ import numpy as np
 from qmltest.data.labelled import Data
 from qmltest.errors import QmlTestError
 from qmltest.model.artifact import Model
-from qmltest.mutation.evidence.collect import _finite
 from qmltest.mutation.evidence.evaluator import Evaluator
+from qmltest.mutation.evidence.stats import finite as _finite
 from qmltest.mutation.operators import delta as delta_mod
 from qmltest.mutation.operators import quanforge as qf_ops
 from qmltest.mutation.operators.mutant import Mutant
