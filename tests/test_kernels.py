@@ -144,6 +144,10 @@ def test_refusals_are_one_line(fitted, tmp_path) -> None:
         assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     from qmltest.interop.circuit import from_circuit
 
+    (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 truncated")  # a damaged NPZ: one line, exit 2
+    cut = ["import", str(tmp_path / "m" / "model.qasm"), "--kernel", str(tmp_path / "cut.npz")]
+    res = runner.invoke(app, [*cut, "--out", str(tmp_path / "k")])
+    assert res.exit_code == 2 and "not a readable NPZ file" in res.output
     lone = from_circuit(zz_feature_map(2, reps=1), None, readout="parity", classes=[0, 1])
     assert "--kernel" in lone.manifest["import"]["warnings"][0]
 

@@ -9,6 +9,7 @@ For the CLI the SVM's numbers travel as an NPZ (`export`, `load_npz`): arrays su
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -90,7 +91,7 @@ def load_npz(path: str | Path) -> dict:
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {k: np.asarray(z[k]) for k in z.files}
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # as datasets reads an NPZ
         raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
     missing = [k for k in ("support_vectors", "dual_coef", "intercept") if k not in data]
     if missing:
