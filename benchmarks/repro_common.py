@@ -171,15 +171,25 @@ def _cell(v: object) -> str:
     return "-" if v is None else str(v)
 
 
+VERDICT_ROOMS = ("mutation", "coverage", "simulate", "fuzz", "model", "data", "noise", "util")
 PROVENANCE_GLOBS = (
-    "qmltest/**/*.py",
+    *(
+        f"qmltest/{room}/**/*.py"
+        for room in ("mutation", "coverage", "simulate", "fuzz", "model", "data", "noise", "util")
+    ),
+    "qmltest/evaluate.py",
+    "qmltest/suites.py",
+    "qmltest/attacks.py",
+    "qmltest/errors.py",
     "qmltest/schemas/*.json",
     "benchmarks/repro*.py",
     "benchmarks/qml_mutation.py",
     "data/models/*/model.qasm",
     "data/models/*/model.json",
 )
-"""What a reproduced table depends on: the library, the scripts, the shipped models."""
+"""What a reproduced table depends on: the verdict code (mutation, coverage, simulation, fuzzing and what
+they read: models, data, noise, utilities), the scripts, the shipped models; not the CLI, the reports'
+rendering, the interop importers or the fault catalogue."""
 
 
 def code_digest(root: Path = Path(".")) -> str:

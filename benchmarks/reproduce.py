@@ -93,8 +93,8 @@ def index(out: Path, command: str, seconds: float | None, findings: str) -> None
     """results/README.md from every table written under `out` (a rerun of one table keeps the rest)."""
     import json
 
-    tables = [json.loads(p.read_text()) for p in sorted(out.glob("*/*.json"))]
     order = {"qcov": 0, "quanforge": 1, "qml-mutation": 2}
+    tables = [json.loads(p.read_text()) for p in sorted(out.glob("*/*.json")) if p.parent.name in order]
     counts: dict[str, int] = {}
     lines = [
         "# Reproduced tables",
@@ -116,7 +116,11 @@ def index(out: Path, command: str, seconds: float | None, findings: str) -> None
     made = sorted({(t.get("commit", "unknown"), t.get("code_sha256", "")[:12]) for t in tables})
     lines += [
         "Made at " + "; ".join(f"commit {c} (code sha256 {h or 'not recorded'})" for c, h in made) + ": "
-        "`tests/test_reproduce.py` (make test-slow) fails when the code these tables depend on has changed since.",
+        "`tests/test_reproduce.py` (make test-slow) fails when the code these tables depend on has changed since: "
+        "the verdict code (`qmltest/mutation`, `coverage`, `simulate`, `fuzz` and what they read: `model`, `data`, "
+        "`noise`, `util`, `evaluate.py`, `suites.py`, `attacks.py`, the schemas), `benchmarks/repro_*.py` and the "
+        "shipped models (`repro_common.PROVENANCE_GLOBS`). The real-fault study is `realfaults/README.md` "
+        "(`make realfaults`).",
         "",
     ]
     for t in sorted(tables, key=lambda t: (order.get(t["paper"], 9), t["name"])):

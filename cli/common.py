@@ -283,7 +283,7 @@ def parse_gates(specs: list[str]) -> dict[str, float]:
         name, _, value = spec.partition("=")
         from qmltest.coverage import criteria as coverage_criteria  # numpy: not at --help time
 
-        known = coverage_criteria.names()
+        known = coverage_criteria.names(None)
         if name not in known or not value:
             raise InputError(f"--fail-under takes {', '.join(f'{n}=P' for n in known)} (percent), got '{spec}'")
         try:

@@ -125,14 +125,11 @@ def render(result: dict) -> None:
     t = Table(title=f"QCov coverage ({result['inputs']} inputs, bounds {result['params']['bounds']})")
     t.add_column("part")
     t.add_column("inputs", justify="right")
-    for name in coverage_criteria.names():
+    shown = [n for n in coverage_criteria.names(None) if n in result["totals"]]  # KEC when profiled
+    for name in shown:
         t.add_column(name.upper(), justify="right")
     for row in result["parts"]:
-        t.add_row(
-            row["part"],
-            str(row["cumulative_inputs"]),
-            *(f"{100 * row['cumulative'][n]:.2f}%" for n in coverage_criteria.names()),
-        )
+        t.add_row(row["part"], str(row["cumulative_inputs"]), *(f"{100 * row['cumulative'][n]:.2f}%" for n in shown))
     out.print(t)
     if "shots_sweep" in result:
         s = Table(title="sampling cost (QCov Sec. 4.5; 95% over re-drawn shots, * exact value outside)")

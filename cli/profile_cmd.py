@@ -43,6 +43,9 @@ def profile(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress bar (the files are still written)."),
     backend: str = backend_option(),
     drop_unknown_labels: bool = drop_option(),
+    entanglement: bool = typer.Option(
+        False, "--entanglement", help="Also keep each input's Meyer-Wallach entanglement: cover then reports KEC."
+    ),
     config: Path = config_option("profile"),
 ) -> None:
     """Profile l(s), u(s), mean, std, median and MAD per basis state from training probability vectors."""
@@ -61,6 +64,7 @@ def profile(
         cluster=cluster,
         manifest=manifest,
         drop_unknown_labels=drop_unknown_labels,
+        entanglement=entanglement,
     )
     write_output(out_path, res.to_json())
     if not quiet:

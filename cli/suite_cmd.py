@@ -16,6 +16,7 @@ from qmltest_cli.common import (
     out,
     with_backend,
     workers_option,
+    write_output,
 )
 from rich.table import Table
 
@@ -77,6 +78,36 @@ def build(
     source = np.where(source >= 0, inside[np.maximum(source, 0)], -1)
     suites.save(out_path, sx, sy, source, kind, {"data": data, **params}, model.sha256, seed)
     out.print(f"{kind}: {len(sy)} inputs -> {out_path}", markup=False)
+
+
+@app.command("prioritize")
+@handle_errors
+@with_backend
+def prioritize(
+    model_path: Path = typer.Argument(..., help="Model folder or .qasm file."),
+    by: str = typer.Option("coverage", help="coverage (needs --profile), kills (needs --report), gini or random."),
+    data: str = typer.Option(None, help="Inputs to order, name:split or a file (default: the model's data, test)."),
+    per_class: int = typer.Option(None, help="Inputs per class (default: all)."),
+    profile: Path = typer.Option(None, help="Profile JSON (qmltest profile) for --by coverage."),
+    report: Path = typer.Option(None, help="Mutation report JSON over the same inputs for --by kills."),
+    suite_name: str = typer.Option(None, help="Which suite of --report (default: its only one)."),
+    seed: int = typer.Option(0, min=0, help="Seed of the input sample and of --by random."),
+    out_path: Path = typer.Option(..., "--out", help="CSV to write: rank, index, label."),
+    backend: str = backend_option(),
+) -> None:
+    """Order inputs so faults show early: coverage gain, mutants killed or DeepGini impurity."""
+    from qmltest.coverage import priority
+    from qmltest.util.writers import read_json, to_csv
+
+    model = api.load(model_path)
+    spec = model_data(model, data, "test", "--data")
+    x, y = datasets.for_model(spec, "test", model, per_class, seed)
+    prof = api.load_profile(profile, model) if profile is not None else None
+    killed = priority.killing_inputs(read_json(report), suite_name) if report is not None else None
+    order = priority.rank(model, x, by, prof, killed, seed)
+    rows = [{"rank": r + 1, "index": int(i), "label": y[i].item()} for r, i in enumerate(order)]
+    write_output(out_path, to_csv(rows))
+    out.print(f"{len(order)} inputs ordered by {by} -> {out_path}", markup=False)
 
 
 @app.command("attack")

@@ -132,8 +132,10 @@ def profile(
     cluster: str | None = None,
     manifest: str | Path | None = None,
     drop_unknown_labels: bool = False,
+    entanglement: bool = False,
 ) -> ProfileResult:
-    """QCov's per basis state profile (l, u, mean, std, median, MAD) on training inputs (Sec. 3.1)."""
+    """QCov's per basis state profile (l, u, mean, std, median, MAD) on training inputs (Sec. 3.1);
+    `entanglement` also keeps each input's Meyer-Wallach Q, which `cover` then reads as KEC."""
     from qmltest.coverage import profile as profiling
     from qmltest.coverage.measure import estimate
     from qmltest.simulate.runner import model_probabilities
@@ -149,6 +151,7 @@ def profile(
     prof = profiling.build(
         probs,
         m.sha256,
+        entangled(m, x) if entanglement else None,
         data=spec,
         split=split,
         per_class=per_class,
@@ -160,6 +163,13 @@ def profile(
         versions=report.versions(),
     )
     return ProfileResult(prof.to_dict(), {"inputs": len(x), "states": prof.num_states})
+
+
+def entangled(model: object, x: np.ndarray) -> np.ndarray:
+    """Meyer-Wallach Q of the model's final state per input (KEC's reading, exact, noise-free)."""
+    from qmltest.coverage.entanglement import values
+
+    return values(model, x)
 
 
 def cover(
@@ -218,7 +228,8 @@ def cover(
     exact = [(name, model_probabilities(m, x, backend, register=register, noise=cfg, where=where)) for name, x in parts]
     probs = [(name, measure.estimate(p, shots, rng)) for name, p in exact]
     params = {"k": k, "top_k": top_k, "method": bounds, "mad_confidence": mad_confidence}
-    result = measure.cover(probs, prof, **params)
+    ent = [entangled(m, x) for _, x in parts] if prof.entanglement is not None else None
+    result = measure.cover(probs, prof, **params, entanglement=ent)  # type: ignore[arg-type]
     result["meta"] = {
         "format": measure.FORMAT,
         "model": name_of,

@@ -38,6 +38,7 @@ def test_the_wheel_carries_what_an_install_needs(tmp_path) -> None:
     schemas = {p.name for p in (ROOT / "qmltest" / "schemas").glob("*.json")}
     assert {f"qmltest/schemas/{s}" for s in schemas} <= names
     assert any(n.startswith("qmltest/report/html/vendor/mutation-test-elements") for n in names)
+    assert "qmltest/faults/known/catalogue.toml" in names and "qmltest/faults/wiring.py" in names
     assert "qmltest_cli/main.py" in names and not any(n.startswith(("tests/", "data/")) for n in names)
 
 
@@ -83,5 +84,6 @@ def test_the_sdist_carries_the_models_schemas_and_viewer(tmp_path) -> None:
     root = f"qmltest-{qmltest.__version__}/"
     shipped = {p.name for p in (ROOT / "data" / "models").iterdir() if (p / "model.json").is_file()}
     assert {f"{root}data/models/{m}/model.qasm" for m in shipped} <= set(members)
+    assert f"{root}data/faults/catalogue.toml" in members
     assert any(n.startswith(f"{root}qmltest/schemas/") for n in members)
     assert any(n.startswith(f"{root}qmltest/report/html/vendor/mutation-test-elements") for n in members)

@@ -154,9 +154,14 @@ def test_committed_results_were_made_by_this_code() -> None:
     assert not stale, f"results made by other code: {stale}"
 
 
-def test_the_code_digest_sees_a_change(tmp_path) -> None:
-    (tmp_path / "qmltest").mkdir()
-    (tmp_path / "qmltest" / "a.py").write_text("x = 1\n")
+def test_the_code_digest_sees_a_verdict_change_and_not_a_cli_change(tmp_path) -> None:
+    (tmp_path / "qmltest" / "mutation" / "judge").mkdir(parents=True)
+    (tmp_path / "cli").mkdir()
+    verdict = tmp_path / "qmltest" / "mutation" / "judge" / "a.py"
+    verdict.write_text("x = 1\n")
+    (tmp_path / "cli" / "b.py").write_text("y = 1\n")
     before = repro_common.code_digest(tmp_path)
-    (tmp_path / "qmltest" / "a.py").write_text("x = 2\n")
+    (tmp_path / "cli" / "b.py").write_text("y = 2\n")
+    assert repro_common.code_digest(tmp_path) == before  # the CLI renders; it decides no table
+    verdict.write_text("x = 2\n")
     assert repro_common.code_digest(tmp_path) != before

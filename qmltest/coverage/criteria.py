@@ -29,6 +29,9 @@ class Criterion:
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    reads: ClassVar[str] = "probabilities"
+    """What each input contributes: its probability vector over the basis states, or one value per
+    input ("entanglement": the Meyer-Wallach Q of its final state, `coverage.entanglement`)."""
 
     @classmethod
     def from_params(cls, params: dict) -> Criterion:
@@ -63,14 +66,14 @@ def register(cls: type[Criterion]) -> type[Criterion]:
     return cls
 
 
-def names() -> tuple[str, ...]:
-    """The registered criteria, in report order."""
-    return tuple(REGISTRY)
+def names(reads: str | None = "probabilities") -> tuple[str, ...]:
+    """The registered criteria that read `reads` (every one for None), in report order."""
+    return tuple(name for name, cls in REGISTRY.items() if reads is None or cls.reads == reads)
 
 
-def build(k: int = 100, top_k: int = 1) -> list[Criterion]:
-    """One instance of every registered criterion for a run's parameters."""
-    return [cls.from_params({"k": k, "top_k": top_k}) for cls in REGISTRY.values()]
+def build(k: int = 100, top_k: int = 1, reads: str = "probabilities") -> list[Criterion]:
+    """One instance of every registered criterion that reads `reads`, for a run's parameters."""
+    return [cls.from_params({"k": k, "top_k": top_k}) for cls in REGISTRY.values() if cls.reads == reads]
 
 
 @register
@@ -159,6 +162,19 @@ class TSC(Criterion):
             return np.arange(len(probs)), np.argmax(probs, axis=1)
         order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the lower state index wins
         return np.repeat(np.arange(len(probs)), k), order.ravel()
+
+
+@register
+class KEC(KSC):
+    """K-cell Entanglement Coverage (the QCov prototype's KEC): k equal cells of [l, u], the range
+    of the Meyer-Wallach Q over the training inputs; its items are those k cells."""
+
+    name = "kec"
+    description = "k-cell entanglement coverage"
+    reads = "entanglement"
+
+    def detail(self, covered: np.ndarray) -> dict:
+        return {}
 
 
 class Coverage:

@@ -34,8 +34,12 @@ def cover(
     method: str = "minmax",
     mad_confidence: float = 0.99,
     per_input: bool = True,
+    entanglement: list[np.ndarray] | None = None,
 ) -> dict:
-    """Coverage of the suite given as named parts (e.g. Org., then X): cumulative after each part."""
+    """Coverage of the suite given as named parts (e.g. Org., then X): cumulative after each part.
+
+    `entanglement`: each part's Meyer-Wallach values, read by the entanglement criteria (KEC)
+    against the profile's (`profile.entanglement`); without them only probability criteria count."""
     lo, hi = bounds(profile, method, mad_confidence)
     cov = Coverage(criteria(k, top_k), Bounds(lo, hi))
     growth: dict[str, list[float]] = {c.name: [] for c in cov.criteria}
@@ -64,6 +68,8 @@ def cover(
                 "alone": alone.values(),
             }
         )
+    if entanglement is not None and profile.entanglement is not None:
+        _entangled(entanglement, profile.entanglement, k, part_rows)
     width = int(np.log2(profile.num_states))
     per_state = []
     for s in range(profile.num_states):
@@ -72,7 +78,7 @@ def cover(
             row.update(c.detail(cov.state[c.name][s]))
         per_state.append(row)
     return {
-        "totals": cov.values(),
+        "totals": part_rows[-1]["cumulative"] if part_rows else cov.values(),
         "inputs": total_inputs,
         "parts": part_rows,
         "per_state": per_state,
@@ -80,6 +86,19 @@ def cover(
         "params": {"k": k, "top_k": top_k, "bounds": method, "mad_confidence": mad_confidence},
         "items": {c.name: int(cov.state[c.name].size) for c in cov.criteria},
     }
+
+
+def _entangled(parts: list[np.ndarray], trained: np.ndarray, k: int, rows: list[dict]) -> None:
+    """Add each entanglement criterion's cumulative and alone values to the part rows."""
+    bounds = Bounds(np.array([trained.min()]), np.array([trained.max()]))
+    cov = Coverage(build(k, reads="entanglement"), bounds)
+    for row, values in zip(rows, parts):
+        column = np.asarray(values, dtype=float).reshape(-1, 1)
+        cov.add(column)
+        alone = Coverage(build(k, reads="entanglement"), bounds)
+        alone.add(column)
+        row["cumulative"] = {**row["cumulative"], **cov.values()}
+        row["alone"] = {**row["alone"], **alone.values()}
 
 
 BOOTSTRAP = 20

@@ -23,6 +23,7 @@ class Profile:
     probabilities: np.ndarray  # (n, |S|) training probability vectors
     model_sha256: str
     meta: dict
+    entanglement: np.ndarray | None = None  # (n,) Meyer-Wallach Q of the training states (KEC), when profiled
 
     @property
     def num_states(self) -> int:
@@ -48,6 +49,7 @@ class Profile:
             "num_states": self.num_states,
             "states": self.summary(),
             "probabilities": self.probabilities.tolist(),
+            **({} if self.entanglement is None else {"entanglement": self.entanglement.tolist()}),
         }
 
     @classmethod
@@ -68,14 +70,19 @@ class Profile:
         if probs.ndim != 2 or probs.shape[0] == 0:
             raise InputError(f"{source}: profile 'probabilities' must be a non-empty (samples x states) table")
         meta = {k: v for k, v in data["meta"].items() if k != "format"}
-        return cls(probs, sha, meta)
+        ent = data.get("entanglement")
+        if ent is not None and len(ent) != len(probs):
+            raise InputError(f"{source}: 'entanglement' has {len(ent)} values for {len(probs)} training inputs")
+        return cls(probs, sha, meta, None if ent is None else np.asarray(ent, dtype=float))
 
 
-def build(probabilities: np.ndarray, model_sha256: str, **meta: object) -> Profile:
+def build(
+    probabilities: np.ndarray, model_sha256: str, entanglement: np.ndarray | None = None, **meta: object
+) -> Profile:
     p = np.asarray(probabilities, dtype=float)
     if p.ndim != 2 or len(p) == 0:
         raise InputError("profiling needs at least one training input")
-    return Profile(p, model_sha256, dict(meta))
+    return Profile(p, model_sha256, dict(meta), None if entanglement is None else np.asarray(entanglement, float))
 
 
 def mad_keep(p: np.ndarray, confidence: float) -> np.ndarray:
