@@ -8,7 +8,7 @@ EXTRAS ?= dev,pennylane,hardware,torch,docs
 # build of several GB); `make install TORCH=` skips it (the torch hybrid tests then skip).
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-peers bench-rerun bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick zoo clean bench-null-control bench-sequential
+.PHONY: install demo test docs docs-screenshots test-slow test-browser lint bench-scale bench-peers bench-rerun bench-seam bench-engine bench-mutate-wide bench-coverage bench-mutate qcov-suites quanforge-suites fuzz-compare bench-noise bench-qml-mutation bench-attacks bench-parallel fuzz-cli reproduce reproduce-quick realfaults zoo clean bench-null-control bench-sequential
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -118,6 +118,10 @@ qcov-suites: install
 # results/README.md (under an hour on 2 cores). reproduce-quick: reduced sizes, under 5 minutes.
 reproduce: install
 	$(PY) benchmarks/reproduce.py --out results
+
+# results/realfaults/: do mutation scores predict real-fault detection? (issue 62; ~20 min on 2 cores)
+realfaults: install
+	$(PY) benchmarks/realfaults.py --out results/realfaults
 
 reproduce-quick: install
 	$(PY) benchmarks/reproduce.py --quick --out runs/reproduce-quick
