@@ -68,14 +68,24 @@ def make_suites(model: Model, x: np.ndarray, y: np.ndarray, plan: Plan) -> list[
     per_class = max(2, min(plan.sizes[-1] // max(model.num_classes, 1), 8))
     for kind in suite_kinds.KINDS:
         for s in range(plan.kind_seeds):
-            try:
-                idx = suite_kinds.build(model, x, y, kind, per_class, seed_of(SEED, kind, s), probs)
-            except Exception as exc:  # noqa: BLE001  (a kind the pool cannot fill is left out, and said)
-                print(f"  {kind}: left out ({exc})", file=sys.stderr)
-                continue
-            if len(idx) >= 2:
+            idx = _kind(model, x, y, kind, per_class, seed_of(SEED, kind, s), probs)
+            if idx is not None and len(idx) >= 2:
                 out.append((f"{kind}-{s}", kind, np.sort(np.asarray(idx))))
     return out
+
+
+def _kind(model: Model, x: np.ndarray, y: np.ndarray, kind: str, per_class: int, seed: int, probs) -> object:
+    """A QuanForge-kind suite of the pool, with fewer inputs per class where the pool has too few
+    correctly classified ones (None, and said, when even two are too many)."""
+    from qmltest.errors import InputError
+
+    for n in sorted({per_class, max(2, per_class // 2), 2}, reverse=True):
+        try:
+            return suite_kinds.build(model, x, y, kind, n, seed, probs)
+        except InputError as exc:
+            reason = str(exc)
+    print(f"  {kind}: left out ({reason})", file=sys.stderr)
+    return None
 
 
 def mutants(model: Model, family: str, count: int) -> dict[str, Model]:
