@@ -8,7 +8,7 @@ judged on every suite by the same kill criterion (QuanForge Eq. 2, `faults.detec
 results/realfaults/: per-suite tables, Kendall's tau of each predictor against the share of
 faults detected (overall and within suites of one size, as Just et al. control for coverage),
 the operator-fault coupling matrix, APFD of each prioritisation, a plot per model and README.md.
-Usage: python benchmarks/realfaults.py [--quick] [--out DIR] [--models a,b]
+Usage: python benchmarks/realfaults.py [--quick] [--out DIR] [--models a,b] [--report-only]
 """
 
 from __future__ import annotations
@@ -179,6 +179,16 @@ def main(argv: list[str]) -> None:
     out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else Path("results/realfaults")
     if "--models" in argv:
         plan = Plan(tuple(argv[argv.index("--models") + 1].split(",")), *list(plan.__dict__.values())[1:])
+    if "--report-only" in argv:  # the statistics and files again from the stored verdicts
+        import json
+
+        doc = json.loads((out / "study.json").read_text())
+        studies = [
+            {k: v for k, v in st.items() if k not in ("correlations", "coupling", "apfd")} for st in doc["studies"]
+        ]
+        made = {k: doc[k] for k in ("commit", "code_sha256", "faults_sha256")}
+        realfaults_report.write(studies, Plan(**doc["plan"]), out, doc["command"], made)
+        return
     cache = Path("runs/realfaults-models")
     studies = []
     for name in plan.models:
