@@ -189,13 +189,14 @@ def main(argv: list[str]) -> None:
         made = {k: doc[k] for k in ("commit", "code_sha256", "faults_sha256")}
         realfaults_report.write(studies, Plan(**doc["plan"]), out, doc["command"], made)
         return
+    made = realfaults_report.provenance()  # before any verdict: later edits cannot move it
     cache = Path("runs/realfaults-models")
     studies = []
     for name in plan.models:
         print(f"{name} ...", file=sys.stderr, flush=True)
         studies.append(study(name, plan, cache))
         print(f"  {studies[-1]['seconds']} s", file=sys.stderr, flush=True)
-    realfaults_report.write(studies, plan, out, " ".join(["python", "benchmarks/realfaults.py", *argv]))
+    realfaults_report.write(studies, plan, out, " ".join(["python", "benchmarks/realfaults.py", *argv]), made)
 
 
 if __name__ == "__main__":

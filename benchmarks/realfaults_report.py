@@ -196,6 +196,11 @@ def _plot(study: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def provenance() -> dict:
+    """The commit, the verdict code's digest and the fault catalogue's digest, now."""
+    return {"commit": commit(), "code_sha256": code_digest(), "faults_sha256": catalogue_digest()}
+
+
 def catalogue_digest() -> str:
     h = hashlib.sha256()
     for p in sorted([*Path("qmltest/faults").glob("*.py"), Path("data/faults/catalogue.toml")]):
@@ -240,7 +245,7 @@ def write(studies: list[dict], plan: object, out: Path, command: str, made: dict
     matrix = _matrix(studies)
     writers.write_text_atomic(out / "coupling.csv", writers.to_csv(matrix))
     doc = {
-        **(made or {"commit": commit(), "code_sha256": code_digest(), "faults_sha256": catalogue_digest()}),
+        **(made or provenance()),
         "command": command,
         "plan": dict(plan.__dict__),  # type: ignore[attr-defined]
         "pooled": pooled,

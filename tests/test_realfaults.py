@@ -4,8 +4,6 @@ test prioritisation (APFD)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -151,23 +149,26 @@ def test_greedy_orders() -> None:
     assert priority.by_gini(np.array([[1.0, 0.0], [0.5, 0.5], [0.8, 0.2]])) == [1, 2, 0]  # impurity 0, 0.5, 0.32
 
 
-def test_suite_prioritize_cli_by_coverage_and_by_kills(tmp_path) -> None:
-    q = [sys.executable, "-c", "from qmltest_cli.main import run; run()"]
-    run = lambda *a: subprocess.run([*q, *a], capture_output=True, text=True, cwd=tmp_path)  # noqa: E731
-    assert run("profile", "zfm-ra-iris", "--out", "p.json", "--per-class", "20").returncode == 0
+def test_suite_prioritize_cli_by_coverage_and_by_kills(tmp_path, monkeypatch) -> None:
+    from qmltest_cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, list(args))
+
+    assert run("profile", "zfm-ra-iris", "--out", "p.json", "--per-class", "20").exit_code == 0
     r = run("suite", "prioritize", "zfm-ra-iris", "--by", "coverage", "--profile", "p.json", "--out", "c.csv")
-    assert r.returncode == 0, r.stderr
+    assert r.exit_code == 0, r.output
     rows = (tmp_path / "c.csv").read_text().splitlines()
     assert rows[0] == "rank,index,label" and sorted(int(r.split(",")[1]) for r in rows[1:]) == list(range(30))
     bad = run("suite", "prioritize", "zfm-ra-iris", "--by", "kills", "--out", "k.csv")
-    assert bad.returncode == 2 and "--report" in bad.stderr and "Traceback" not in bad.stderr
-    report = {
-        "mutants": [{"verdicts": {"iris:test": {"killed_by": [3, 4]}}}, {"verdicts": {"iris:test": {"killed_by": [4]}}}]
-    }
-    (tmp_path / "r.json").write_text(json.dumps(report))
+    assert bad.exit_code == 2 and "--report" in bad.output and "Traceback" not in bad.output
+    rows = [{"verdicts": {"iris:test": {"killed_by": by}}} for by in ([3, 4], [4])]
+    (tmp_path / "r.json").write_text(json.dumps({"mutants": rows}))
     ok = run("suite", "prioritize", "zfm-ra-iris", "--by", "kills", "--report", "r.json", "--out", "k.csv")
-    assert ok.returncode == 0, ok.stderr
-    assert [int(r.split(",")[1]) for r in (tmp_path / "k.csv").read_text().splitlines()[1:3]] == [
-        4,
-        3,
-    ]  # 4 kills both; after the reset 3 adds one
+    assert ok.exit_code == 0, ok.output
+    first = [int(r.split(",")[1]) for r in (tmp_path / "k.csv").read_text().splitlines()[1:3]]
+    assert first == [4, 3]  # 4 kills both; after the reset 3 adds one
