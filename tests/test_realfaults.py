@@ -172,3 +172,25 @@ def test_suite_prioritize_cli_by_coverage_and_by_kills(tmp_path, monkeypatch) ->
     assert ok.exit_code == 0, ok.output
     first = [int(r.split(",")[1]) for r in (tmp_path / "k.csv").read_text().splitlines()[1:3]]
     assert first == [4, 3]  # 4 kills both; after the reset 3 adds one
+
+
+def test_the_figures_the_docs_quote_are_the_catalogues_and_the_studys() -> None:
+    """docs/concepts/realfaults.md quotes the number of kinds and of models; results/README.md and
+    docs/reproduce.md quote the same full run's minutes."""
+    import re
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    import realfaults_models  # noqa: PLC0415
+
+    page = (root / "docs" / "concepts" / "realfaults.md").read_text()
+    assert f"holds {len(kinds.catalogue())} kinds" in page
+    words = {6: "six", 2: "two"}
+    assert f"on {words[len(realfaults_models.SHIPPED)]} shipped models" in page
+    assert "on two imported ones" in page.replace("\n", " ") and len(realfaults_models.IMPORTED) == 2
+    results = (root / "results" / "README.md").read_text()
+    minutes = re.search(r"([\d.]+) min of tables", results)
+    quoted = re.search(r"full run \(([\d.]+) min on 2 cores\)", (root / "docs" / "reproduce.md").read_text())
+    assert minutes and quoted and minutes.group(1) == quoted.group(1)
